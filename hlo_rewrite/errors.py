@@ -92,3 +92,9 @@ class HloIOError(HloError):
     """A file could not be read or written."""
 
     exit_code = 4
+
+
+class HloInternalError(HloError):
+    """A bug in hlo-rewrite itself (a pass produced an invalid module, ...)."""
+
+    exit_code = 5

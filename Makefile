@@ -1,0 +1,49 @@
+# hlo-rewrite: the two set-up commands of the README are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+EXAMPLE ?= examples/torch_xla_allreduce.hlo
+
+.PHONY: demo test test-fast lint bench fuzz clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# runtime install only (what a user gets from `pip install .`)
+$(VENV)/.stamp-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet .
+	touch $@
+
+# editable install with the test and lint dependencies (jax/jaxlib: XLA as the oracle)
+$(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $@
+
+demo: $(VENV)/.stamp-run
+	@echo "== input: $(EXAMPLE)"
+	@cat $(EXAMPLE)
+	@echo "== hlo-rewrite $(EXAMPLE) --diff"
+	@$(BIN)/hlo-rewrite $(EXAMPLE) --diff || test $$? -eq 1
+	@echo "== hlo-rewrite $(EXAMPLE)"
+	@$(BIN)/hlo-rewrite $(EXAMPLE)
+
+test: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -q
+
+test-fast: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: $(VENV)/.stamp-test
+	$(BIN)/ruff check hlo_rewrite tests bench
+	$(BIN)/mypy hlo_rewrite
+
+bench: $(VENV)/.stamp-test
+	$(BIN)/python bench/make_modules.py
+	$(BIN)/python bench/run.py
+
+fuzz: $(VENV)/.stamp-test
+	$(BIN)/python tests/fuzz_corpus.py --count 100000
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

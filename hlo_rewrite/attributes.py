@@ -1,0 +1,163 @@
+"""Fast handling of an instruction's attribute text.
+
+The scanner keeps everything after an instruction's operand list as raw text.
+:func:`split_attributes` cuts that text into ``(name, value_text)`` pairs at
+top-level commas (respecting brackets, quotes and comments) without
+interpreting values; typed values come from the grammar
+(:meth:`hlo_rewrite.ir.Instruction.attr`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .errors import HloParseError
+
+if TYPE_CHECKING:
+    from .ir import Instruction
+
+_NAME_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)=")
+_OPEN = {"{": "}", "[": "]", "(": ")"}
+_CLOSE = {"}", "]", ")"}
+_SPECIAL_RE = re.compile(r'[{}\[\]()",/]')
+
+#: attributes whose value names one called computation
+SINGLE_CALLEE_ATTRS = frozenset(
+    {"to_apply", "calls", "condition", "body", "select", "scatter",
+     "true_computation", "false_computation"}
+)
+#: attributes whose value is a braced list of called computations
+LIST_CALLEE_ATTRS = frozenset({"branch_computations", "called_computations"})
+
+
+def scan_value_end(text: str, pos: int) -> int:
+    """Index just past the attribute value starting at ``pos``: the next
+    top-level ``,`` or the end of text. Raises ValueError when brackets or
+    quotes do not balance."""
+    depth: list[str] = []
+    n = len(text)
+    search = _SPECIAL_RE.search
+    while True:
+        m = search(text, pos)
+        if m is None:
+            if depth:
+                raise ValueError(f"missing '{depth[-1]}'")
+            return n
+        ch = m.group()
+        pos = m.start()
+        if ch == '"':
+            pos = skip_string(text, pos)
+            continue
+        if ch == "/":
+            if text.startswith("/*", pos):
+                end = text.find("*/", pos + 2)
+                if end < 0:
+                    raise ValueError("unterminated comment")
+                pos = end + 2
+                continue
+            if text.startswith("//", pos):
+                end = text.find("\n", pos)
+                pos = n if end < 0 else end
+                continue
+            pos += 1
+            continue
+        if ch in _OPEN:
+            depth.append(_OPEN[ch])
+        elif ch in _CLOSE:
+            if not depth or depth[-1] != ch:
+                raise ValueError(f"unbalanced '{ch}'")
+            depth.pop()
+        elif ch == "," and not depth:
+            return pos
+        pos += 1
+
+
+def skip_string(text: str, pos: int) -> int:
+    """Index just past the quoted string starting at ``pos`` (which is '"')."""
+    i = pos + 1
+    n = len(text)
+    while True:
+        j = text.find('"', i)
+        if j < 0:
+            raise ValueError("unterminated string")
+        # count the backslashes before the quote
+        k = j - 1
+        while k >= pos + 1 and text[k] == "\\":
+            k -= 1
+        if (j - 1 - k) % 2 == 0:
+            return j + 1
+        i = j + 1
+        if i > n:
+            raise ValueError("unterminated string")
+
+
+def _skip_trivia(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch in " \t\r\n":
+            pos += 1
+        elif text.startswith("/*", pos):
+            end = text.find("*/", pos + 2)
+            if end < 0:
+                raise ValueError("unterminated comment")
+            pos = end + 2
+        elif text.startswith("//", pos):
+            end = text.find("\n", pos)
+            pos = n if end < 0 else end
+        else:
+            break
+    return pos
+
+
+def split_attributes(text: str, instr: "Instruction | None" = None) -> list[tuple[str, str]]:
+    """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``."""
+    out: list[tuple[str, str]] = []
+    pos = _skip_trivia(text, 0)
+    n = len(text)
+    try:
+        while pos < n:
+            if text[pos] != ",":
+                raise ValueError(f"expected ',' before {text[pos:pos + 20]!r}")
+            m = _NAME_RE.match(text, pos + 1)
+            if m is None and out and out[-1][0] == "calls":
+                # `calls=%a, %b`: XLA's printer lists several fusion callees this way
+                vend = scan_value_end(text, pos + 1)
+                out[-1] = ("calls", out[-1][1] + text[pos:vend].rstrip())
+                pos = _skip_trivia(text, vend)
+                continue
+            if m is None:
+                raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}")
+            vstart = m.end()
+            vend = scan_value_end(text, vstart)
+            out.append((m.group(1), text[vstart:vend].rstrip()))
+            pos = _skip_trivia(text, vend)
+    except ValueError as exc:
+        raise HloParseError(
+            f"malformed attributes: {exc}",
+            line=instr.line if instr else None,
+            column=instr.column if instr else None,
+        ) from None
+    return out
+
+
+def name_list(value_text: str | None) -> list[str]:
+    """``{%a, %b}`` -> ``["a", "b"]`` (also bare names)."""
+    if not value_text:
+        return []
+    inner = value_text.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1]
+    return [p.strip().lstrip("%") for p in inner.split(",") if p.strip()]
+
+
+def called_computation_names(attrs: list[tuple[str, str]]) -> list[str]:
+    """Names of every computation an attribute list refers to."""
+    out: list[str] = []
+    for key, value in attrs:
+        if key in SINGLE_CALLEE_ATTRS:
+            out.extend(p.strip().lstrip("%") for p in value.split(",") if p.strip())
+        elif key in LIST_CALLEE_ATTRS:
+            out.extend(name_list(value))
+    return out

@@ -1,0 +1,564 @@
+"""The in-memory form of an HLO module that remembers its source text.
+
+A :class:`Module` is a sequence of raw text pieces (the header, blank lines,
+comments, anything between computations) and :class:`Computation` objects. A
+computation keeps its header and closing text verbatim and holds
+:class:`Instruction` objects, each of which keeps the exact source text of its
+line(s). Printing an instruction that no pass touched writes that text back, so
+a module comes out byte for byte as it went in; an instruction a pass created or
+changed has ``text = None`` and is printed by :mod:`hlo_rewrite.printer`.
+
+The edit API (``add_instruction``, ``remove_instruction``,
+``replace_instruction``, ``replace_all_uses``, ``fresh_name``, users and
+post-order) is what passes use; :mod:`hlo_rewrite.verifier` checks the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from . import attributes
+from .errors import HloVerifyError
+from .shapes import Shape, element_type_of, parse_shape
+
+if TYPE_CHECKING:
+    from .syntax import InstructionSyntax
+
+
+@dataclass(slots=True)
+class Style:
+    """How the input spells things, so new lines look like their neighbours."""
+
+    percent: bool = True  # names written as %name
+    operand_shapes: bool = False  # operands written as "f32[2]{0} %x"
+    index_comments: bool = False  # /*index=5*/ before every 5th operand
+    indent: str = "  "
+    newline: str = "\n"
+
+
+class Instruction:
+    """One HLO instruction.
+
+    ``shape`` is the result shape text as written (``None`` when the input
+    omitted it), ``operands`` are operand names without ``%``. ``attrs`` is an
+    ordered list of ``(name, value_text)`` pairs; the value text is kept exactly
+    as written (or as a pass built it). ``text`` is the instruction's exact source
+    text (indentation through trailing newline) while it is unchanged.
+    """
+
+    __slots__ = (
+        "name",
+        "opcode",
+        "shape",
+        "operands",
+        "is_root",
+        "line",
+        "column",
+        "text",
+        "prefix",
+        "computation",
+        "payload",
+        "_attrs_text",
+        "_attrs",
+        "_syntax",
+        "_shape_obj",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        opcode: str,
+        shape: str | None,
+        operands: list[str],
+        attrs: list[tuple[str, str]] | None = None,
+        *,
+        is_root: bool = False,
+        line: int = 0,
+        column: int = 0,
+        text: str | None = None,
+        attrs_text: str | None = None,
+        prefix: str = "",
+        payload: str | None = None,
+    ) -> None:
+        self.name = name
+        self.opcode = opcode
+        self.shape = shape
+        self.operands = operands
+        self.is_root = is_root
+        self.line = line
+        self.column = column
+        self.text = text
+        self.prefix = prefix  # blank/comment lines that stand before this instruction
+        # the text inside the parentheses of parameter(N) and constant(literal)
+        self.payload = payload
+        self.computation: Computation | None = None
+        self._attrs_text = attrs_text
+        self._attrs = attrs
+        self._syntax: InstructionSyntax | None = None
+        self._shape_obj: Shape | None = None
+
+    # ----------------------------------------------------------------- attributes
+    @property
+    def attrs(self) -> list[tuple[str, str]]:
+        """The attributes as ``(name, value_text)`` pairs, in order."""
+        if self._attrs is None:
+            self._attrs = attributes.split_attributes(self._attrs_text or "", self)
+        return self._attrs
+
+    @attrs.setter
+    def attrs(self, value: list[tuple[str, str]]) -> None:
+        self._attrs = value
+        self._attrs_text = None
+        self.mark_changed()
+
+    def attr_text(self, name: str) -> str | None:
+        """The value text of attribute ``name``, or None when absent."""
+        for key, value in self.attrs:
+            if key == name:
+                return value
+        return None
+
+    def has_attr(self, name: str) -> bool:
+        return self.attr_text(name) is not None
+
+    def set_attr(self, name: str, value_text: str | None) -> None:
+        """Set (or with None, remove) an attribute; the line will be reprinted."""
+        attrs = [(k, v) for k, v in self.attrs if k != name or value_text is not None]
+        for i, (k, _) in enumerate(attrs):
+            if k == name:
+                attrs[i] = (name, value_text)  # type: ignore[assignment]
+                break
+        else:
+            if value_text is not None:
+                attrs.append((name, value_text))
+        self.attrs = attrs
+
+    def syntax(self) -> "InstructionSyntax":
+        """This instruction read by the full grammar (typed attribute values)."""
+        if self._syntax is None:
+            from . import printer, syntax
+
+            text = self.text if self.text is not None else printer.format_instruction(self)
+            mod = self.computation.module if self.computation else None
+            self._syntax = syntax.parse_instruction(
+                text.lstrip(" \t"),
+                filename=mod.filename if mod else None,
+                line=self.line or 1,
+            )
+        return self._syntax
+
+    def attr(self, name: str, default: object = None) -> object:
+        """Typed value of attribute ``name`` (read through the grammar)."""
+        for a in self.syntax().attrs:
+            if a.name == name:
+                return a.value
+        return default
+
+    # typed accessors used by the passes ---------------------------------------
+    @property
+    def replica_groups(self) -> list[list[int]] | None:
+        value = self.attr("replica_groups")
+        return value if value is None else list(value)  # type: ignore[call-overload]
+
+    @property
+    def channel_id(self) -> int | None:
+        return self.attr("channel_id")  # type: ignore[return-value]
+
+    @property
+    def dimensions(self) -> list[int] | None:
+        return self.attr("dimensions")  # type: ignore[return-value]
+
+    @property
+    def to_apply(self) -> str | None:
+        return self.attr("to_apply")  # type: ignore[return-value]
+
+    @property
+    def use_global_device_ids(self) -> bool:
+        return bool(self.attr("use_global_device_ids", False))
+
+    @property
+    def constrain_layout(self) -> bool:
+        return bool(self.attr("constrain_layout", False))
+
+    @property
+    def is_host_transfer(self) -> bool:
+        return bool(self.attr("is_host_transfer", False))
+
+    @property
+    def control_predecessors(self) -> list[str]:
+        return attributes.name_list(self.attr_text("control-predecessors"))
+
+    @property
+    def backend_config(self) -> str | None:
+        return self.attr("backend_config")  # type: ignore[return-value]
+
+    @property
+    def frontend_attributes(self) -> dict[str, str]:
+        return dict(self.attr("frontend_attributes") or {})  # type: ignore[call-overload]
+
+    @property
+    def metadata(self) -> str | None:
+        """Metadata as written, braces included."""
+        return self.attr_text("metadata")
+
+    @property
+    def sharding(self) -> str | None:
+        return self.attr_text("sharding")
+
+    @property
+    def custom_call_target(self) -> str | None:
+        return self.attr("custom_call_target")  # type: ignore[return-value]
+
+    def called_computations(self) -> list[str]:
+        """Names of the computations this instruction calls (to_apply, calls, body, ...)."""
+        return attributes.called_computation_names(self.attrs)
+
+    # ---------------------------------------------------------------------- shape
+    @property
+    def shape_obj(self) -> Shape:
+        """The result shape, parsed (requires the shape to be written)."""
+        if self._shape_obj is None:
+            if self.shape is None:
+                raise HloVerifyError(
+                    f"the shape of '{self.name}' is not written in the input",
+                    line=self.line,
+                    column=self.column,
+                )
+            self._shape_obj = parse_shape(self.shape)
+        return self._shape_obj
+
+    @property
+    def element_type(self) -> str | None:
+        return None if self.shape is None else element_type_of(self.shape)
+
+    # ---------------------------------------------------------------------- edits
+    def mark_changed(self) -> None:
+        """Forget the source text so the instruction is reprinted."""
+        if self.text is not None and self._attrs is None:
+            _ = self.attrs
+        self.text = None
+        self._syntax = None
+        self._shape_obj = None
+        if self.computation is not None and self.computation.module is not None:
+            self.computation.module.touch()
+
+    def __repr__(self) -> str:
+        return f"<Instruction {self.name} = {self.opcode}({', '.join(self.operands)})>"
+
+
+class Computation:
+    """A computation: header text, instructions in order, closing text."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        is_entry: bool = False,
+        head: str = "",
+        tail: str = "",
+        line: int = 0,
+    ) -> None:
+        self.name = name
+        self.is_entry = is_entry
+        self.head = head  # exact text from the header line through "{\n"
+        self.tail = tail  # exact text of the closing "}" line(s)
+        self.line = line
+        self.instructions: list[Instruction] = []
+        self.by_name: dict[str, Instruction] = {}
+        self.module: Module | None = None
+        self._users: dict[str, list[Instruction]] | None = None
+
+    # ------------------------------------------------------------------- queries
+    def __iter__(self) -> Iterator[Instruction]:
+        return iter(self.instructions)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    def get(self, name: str) -> Instruction | None:
+        return self.by_name.get(name)
+
+    @property
+    def root(self) -> Instruction:
+        for instr in reversed(self.instructions):
+            if instr.is_root:
+                return instr
+        if not self.instructions:
+            raise HloVerifyError(f"computation '{self.name}' has no instructions", line=self.line)
+        return self.instructions[-1]
+
+    def parameters(self) -> list[Instruction]:
+        return [i for i in self.instructions if i.opcode == "parameter"]
+
+    def users_map(self) -> dict[str, list[Instruction]]:
+        """name -> instructions using it as an operand (each user once, in order)."""
+        if self._users is None:
+            users: dict[str, list[Instruction]] = {}
+            for instr in self.instructions:
+                seen: set[str] = set()
+                for op in instr.operands:
+                    if op not in seen:
+                        seen.add(op)
+                        users.setdefault(op, []).append(instr)
+            self._users = users
+        return self._users
+
+    def users(self, instr: Instruction | str) -> list[Instruction]:
+        name = instr if isinstance(instr, str) else instr.name
+        return list(self.users_map().get(name, ()))
+
+    def control_successors(self, instr: Instruction | str) -> list[Instruction]:
+        """Instructions that list ``instr`` in their control-predecessors."""
+        name = instr if isinstance(instr, str) else instr.name
+        return [
+            i
+            for i in self.instructions
+            if i.attr_text("control-predecessors") is not None and name in i.control_predecessors
+        ]
+
+    def post_order(self) -> list[Instruction]:
+        """Instructions in a post-order from the root (operands and control
+        predecessors first); instructions unreachable from the root follow in
+        source order, each after its own dependencies."""
+        order: list[Instruction] = []
+        state: dict[str, int] = {}
+        by_name = self.by_name
+
+        def deps(i: Instruction) -> list[str]:
+            d = list(i.operands)
+            if i.text is None or (i._attrs_text and "control-predecessors" in i._attrs_text):
+                d += i.control_predecessors
+            return d
+
+        for start in [self.root, *self.instructions]:
+            if state.get(start.name):
+                continue
+            stack: list[tuple[Instruction, Iterator[str]]] = [(start, iter(deps(start)))]
+            state[start.name] = 1
+            while stack:
+                node, it = stack[-1]
+                for dep in it:
+                    child = by_name.get(dep)
+                    if child is not None and not state.get(dep):
+                        state[dep] = 1
+                        stack.append((child, iter(deps(child))))
+                        break
+                else:
+                    stack.pop()
+                    state[node.name] = 2
+                    order.append(node)
+        return order
+
+    def depends_on(self, instr: Instruction, target: Instruction | Iterable[Instruction]) -> bool:
+        """True when ``instr`` transitively uses any of ``target`` (data or control)."""
+        targets = {target.name} if isinstance(target, Instruction) else {t.name for t in target}
+        seen: set[str] = set()
+        stack = [instr.name]
+        while stack:
+            name = stack.pop()
+            if name in targets:
+                return True
+            if name in seen:
+                continue
+            seen.add(name)
+            node = self.by_name.get(name)
+            if node is None:
+                continue
+            stack.extend(node.operands)
+            if node.attr_text("control-predecessors") is not None:
+                stack.extend(node.control_predecessors)
+        return False
+
+    # --------------------------------------------------------------------- edits
+    def _invalidate(self) -> None:
+        self._users = None
+        if self.module is not None:
+            self.module.touch()
+
+    def index_of(self, instr: Instruction) -> int:
+        for i, x in enumerate(self.instructions):
+            if x is instr:
+                return i
+        raise ValueError(f"{instr.name} is not in computation {self.name}")
+
+    def add_instruction(
+        self,
+        instr: Instruction,
+        *,
+        before: Instruction | None = None,
+        after: Instruction | None = None,
+    ) -> Instruction:
+        """Insert ``instr`` (at the end unless ``before``/``after`` is given)."""
+        if instr.name in self.by_name:
+            raise HloVerifyError(f"instruction name '{instr.name}' is already used in '{self.name}'")
+        if before is not None:
+            self.instructions.insert(self.index_of(before), instr)
+        elif after is not None:
+            self.instructions.insert(self.index_of(after) + 1, instr)
+        else:
+            self.instructions.append(instr)
+        instr.computation = self
+        self.by_name[instr.name] = instr
+        if self.module is not None:
+            self.module.names.add(instr.name)
+            self.module.added_names.add(instr.name)
+        self._invalidate()
+        return instr
+
+    def remove_instruction(self, instr: Instruction, *, force: bool = False) -> None:
+        """Remove an instruction that nothing uses any more (``force`` skips the check)."""
+        if not force and self.users(instr):
+            users = ", ".join(u.name for u in self.users(instr))
+            raise HloVerifyError(f"cannot remove '{instr.name}': still used by {users}")
+        idx = self.index_of(instr)
+        del self.instructions[idx]
+        if instr.prefix and idx < len(self.instructions):
+            nxt = self.instructions[idx]
+            nxt.prefix = instr.prefix + nxt.prefix
+        del self.by_name[instr.name]
+        if instr.is_root and self.instructions:
+            raise HloVerifyError(f"cannot remove the ROOT '{instr.name}' of '{self.name}'")
+        instr.computation = None
+        self._invalidate()
+
+    def replace_instruction(self, old: Instruction, new: Instruction) -> Instruction:
+        """Put ``new`` where ``old`` stood; uses of old's name now mean ``new``.
+
+        ``new`` may reuse old's name (the usual case: users stay byte-identical).
+        """
+        idx = self.index_of(old)
+        new.is_root = old.is_root
+        new.prefix = old.prefix
+        new.line = new.line or old.line
+        new.column = new.column or old.column
+        new.computation = self
+        self.instructions[idx] = new
+        del self.by_name[old.name]
+        if new.name in self.by_name:
+            raise HloVerifyError(f"instruction name '{new.name}' is already used in '{self.name}'")
+        self.by_name[new.name] = new
+        if self.module is not None and new.name != old.name:
+            self.module.names.add(new.name)
+            self.module.added_names.add(new.name)
+        old.computation = None
+        self._invalidate()
+        if new.name != old.name:
+            self.replace_all_uses(old.name, new.name)
+        return new
+
+    def replace_all_uses(self, old: str, new: str, *, control: bool = True) -> list[Instruction]:
+        """Make every user of ``old`` use ``new`` instead; returns the changed users.
+
+        With ``control`` the control-predecessors lists are rewritten too.
+        """
+        changed: list[Instruction] = []
+        for instr in self.instructions:
+            touched = False
+            if old in instr.operands:
+                instr.mark_changed()
+                instr.operands = [new if o == old else o for o in instr.operands]
+                touched = True
+            if control and instr.attr_text("control-predecessors") is not None:
+                preds = instr.control_predecessors
+                if old in preds:
+                    merged: list[str] = []
+                    for p in preds:
+                        q = new if p == old else p
+                        if q not in merged:
+                            merged.append(q)
+                    set_control_predecessors(instr, merged)
+                    touched = True
+            if touched:
+                changed.append(instr)
+        self._invalidate()
+        return changed
+
+    def move_before(self, instr: Instruction, anchor: Instruction) -> None:
+        """Move ``instr`` to stand just before ``anchor`` (keeps its text)."""
+        self.instructions.pop(self.index_of(instr))
+        self.instructions.insert(self.index_of(anchor), instr)
+        self._invalidate()
+
+
+def set_control_predecessors(instr: Instruction, names: list[str]) -> None:
+    """Set (or, with an empty list, remove) an instruction's control-predecessors."""
+    mod = instr.computation.module if instr.computation else None
+    pct = "%" if (mod is None or mod.style.percent) else ""
+    instr.mark_changed()
+    instr.set_attr(
+        "control-predecessors",
+        ("{" + ", ".join(pct + n for n in names) + "}") if names else None,
+    )
+
+
+class Module:
+    """A whole HLO module: raw text pieces and computations, in source order."""
+
+    def __init__(self, source: str, filename: str | None = None) -> None:
+        self.source = source
+        self.filename = filename
+        self.name: str | None = None
+        self.pieces: list[str | Computation] = []
+        self.computations: list[Computation] = []
+        self.style = Style()
+        self.names: set[str] = set()  # every instruction name in the module
+        self.added_names: set[str] = set()  # names introduced by passes
+        self._fresh_counters: dict[str, int] = {}
+        self.edits = 0
+
+    def add_computation(self, comp: Computation) -> None:
+        comp.module = self
+        self.computations.append(comp)
+        self.pieces.append(comp)
+
+    def computation(self, name: str) -> Computation | None:
+        for comp in self.computations:
+            if comp.name == name:
+                return comp
+        return None
+
+    @property
+    def entry(self) -> Computation:
+        for comp in self.computations:
+            if comp.is_entry:
+                return comp
+        if not self.computations:
+            raise HloVerifyError("the module has no computation", filename=self.filename)
+        return self.computations[-1]
+
+    @property
+    def changed(self) -> bool:
+        """True when a pass created, changed, moved or removed anything."""
+        return self.edits > 0
+
+    def touch(self) -> None:
+        """Note that the module no longer equals its source text."""
+        self.edits += 1
+
+    def fresh_name(self, base: str) -> str:
+        """A name not used anywhere in the module: ``base``, else ``base.N``."""
+        if base not in self.names:
+            self.names.add(base)
+            return base
+        n = self._fresh_counters.get(base, 0)
+        while True:
+            n += 1
+            candidate = f"{base}.{n}"
+            if candidate not in self.names:
+                self._fresh_counters[base] = n
+                self.names.add(candidate)
+                return candidate
+
+    def non_fusion_computations(self) -> list[Computation]:
+        """Computations other than fusion bodies (those called by ``fusion`` instructions)."""
+        fused: set[str] = set()
+        for comp in self.computations:
+            for instr in comp.instructions:
+                if instr.opcode == "fusion":
+                    fused.update(instr.called_computations())
+        return [c for c in self.computations if c.name not in fused]
+
+    def scope(self, all_computations: bool) -> list[Computation]:
+        """The computations a pass looks at: ENTRY, or every non-fusion computation."""
+        return self.non_fusion_computations() if all_computations else [self.entry]

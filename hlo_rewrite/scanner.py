@@ -1,0 +1,498 @@
+"""The fast path from HLO text to :class:`~hlo_rewrite.ir.Module`.
+
+XLA prints one instruction per line, so the scanner walks the text line by
+line, joins the rare instruction that wraps over several lines (brackets not
+yet balanced), and reads each instruction's skeleton with a few regular
+expressions: ``[ROOT] name = shape opcode(operands)`` and the attribute text
+after it, which is kept as it is. Whatever these expressions do not accept is
+handed to the grammar of record (:mod:`hlo_rewrite.syntax`), which either
+reads it or raises an error pointing at the exact line and column. With
+``strict=True`` every instruction goes through the grammar as well and both
+readings must agree.
+
+While scanning, the structural rules are checked: every operand and called
+computation is defined, names are unique in their computation, at most one
+ROOT per computation and one ENTRY per module.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+
+from . import attributes
+from .errors import HloError, HloParseError, HloVerifyError
+from .ir import Computation, Instruction, Module
+from .shapes import ELEMENT_TYPES
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*")
+_ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[[^\]\n]*\](?:\{[^{}\n]*\})?")
+_OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
+_SHAPE = r"(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
+_OPERAND = r"[ \t]*(?:" + _SHAPE + r"[ \t]+)?%?(" + _IDENT + r")[ \t]*"
+_OPERANDS_FULL = re.compile(r"(?:" + _OPERAND + r")(?:," + _OPERAND + r")*")
+_OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + _IDENT + r")[ \t]*[({]")
+_MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + _IDENT + r")")
+_CALLEE_RE = re.compile(
+    r"(?:to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
+    r"|branch_computations|called_computations)="
+)
+_SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
+
+
+class _FastFail(Exception):
+    """The fast path does not accept this text; ask the grammar."""
+
+
+def _depth_delta(line: str) -> int:
+    """Opening minus closing brackets on one line, strings and comments ignored."""
+    if '"' in line:
+        line = _STRING.sub("", line)
+    if "/" in line:
+        if "/*" in line:
+            line = _COMMENT.sub("", line)
+        cut = line.find("//")
+        if cut >= 0:
+            line = line[:cut]
+    return (
+        line.count("(") + line.count("{") + line.count("[")
+        - line.count(")") - line.count("}") - line.count("]")
+    )
+
+
+def _match_paren(text: str, pos: int) -> int:
+    """``text[pos]`` is '('; index just past its matching ')'."""
+    depth = 0
+    n = len(text)
+    i = pos
+    while i < n:
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif ch == '"':
+            try:
+                i = attributes.skip_string(text, i)
+            except ValueError:
+                raise _FastFail from None
+            continue
+        i += 1
+    raise _FastFail
+
+
+def _close_operands(text: str, pos: int) -> int:
+    """``pos`` is just after the opcode's '('; index of the matching ')'."""
+    close = text.find(")", pos)
+    if close < 0:
+        raise _FastFail
+    opening = text.find("(", pos, close)
+    if opening < 0 and text.find('"', pos, close) < 0:
+        return close
+    return _match_paren(text, pos - 1) - 1
+
+
+def _scan_instruction(body: str) -> tuple:
+    """Read the skeleton of one instruction (text without its newline)."""
+    m = _INSTR_HEAD.match(body)
+    if m is None:
+        raise _FastFail
+    is_root = m.group(1) is not None
+    pct = m.group(2)
+    name = m.group(3)
+    pos = m.end()
+    shape = None
+    if body.startswith("(", pos):
+        end = _match_paren(body, pos)
+        shape = body[pos:end]
+        pos = end
+    else:
+        ms = _ARRAY_SHAPE.match(body, pos)
+        if ms is not None and ms.group(1) in ELEMENT_TYPES:
+            shape = ms.group()
+            pos = ms.end()
+    if shape is not None:
+        n = len(body)
+        start = pos
+        while pos < n and body[pos] in " \t":
+            pos += 1
+        if pos == start:
+            raise _FastFail
+    mo = _OPCODE.match(body, pos)
+    if mo is None:
+        raise _FastFail
+    opcode = mo.group(1)
+    pos = mo.end()
+    close = _close_operands(body, pos)
+    inner = body[pos:close]
+    payload = None
+    if opcode in _PAYLOAD_OPCODES:
+        payload = inner
+        operands: list[str] = []
+    elif not inner.strip():
+        operands = []
+    else:
+        if "/*" in inner:
+            inner = _COMMENT.sub("", inner)
+        if _OPERANDS_FULL.fullmatch(inner) is None:
+            raise _FastFail
+        operands = [mm.group(1) for mm in _OPERAND_ITER.finditer(inner)]
+    column = m.start(3) + 1 - len(pct)
+    return name, pct, is_root, shape, opcode, operands, body[close + 1 :], payload, column
+
+
+def _operands_have_shapes(body: str) -> bool:
+    m = _INSTR_HEAD.match(body)
+    if m is None:
+        return False
+    mo = _OPCODE.search(body, m.end())
+    if mo is None:
+        return False
+    rest = body[mo.end() :].lstrip()
+    return bool(rest) and (rest[0] == "(" or (rest[0].islower() and "[" in rest[:12].split(" ")[0]))
+
+
+class Scanner:
+    """Turns HLO text into a Module (one use per text)."""
+
+    def __init__(self, text: str, filename: str | None, strict: bool) -> None:
+        self.text = text
+        self.filename = filename
+        self.strict = strict
+        self.lines = text.split("\n")
+        self.module = Module(text, filename)
+
+    # ------------------------------------------------------------------ helpers
+    def _raw(self, i: int) -> str:
+        line = self.lines[i]
+        return line if i == len(self.lines) - 1 else line + "\n"
+
+    def error(self, cls: type[HloError], message: str, line: int, column: int | None = 1) -> HloError:
+        src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return cls(message, filename=self.filename, line=line, column=column, source_line=src)
+
+    def _gather(self, i: int) -> int:
+        """Index of the last line of the bracket-balanced item starting at line ``i``."""
+        depth = _depth_delta(self.lines[i])
+        j = i
+        n = len(self.lines)
+        while depth > 0:
+            j += 1
+            if j >= n:
+                raise self.error(
+                    HloParseError,
+                    "unbalanced brackets: this item is never closed before the end of the input",
+                    i + 1,
+                    len(self.lines[i]) - len(self.lines[i].lstrip()) + 1,
+                )
+            depth += _depth_delta(self.lines[j])
+        if depth < 0:
+            self._grammar_error(i, j)
+            raise self.error(HloParseError, "unbalanced brackets: too many closing brackets", j + 1)
+        return j
+
+    def _grammar_error(self, i: int, j: int) -> None:
+        """Let the grammar explain what is wrong with lines i..j (raises)."""
+        from . import syntax
+
+        text = "\n".join(self.lines[i : j + 1])
+        syntax.parse_instruction(text, filename=self.filename, line=i + 1)
+
+    # --------------------------------------------------------------------- scan
+    def run(self) -> Module:
+        text = self.text
+        if "\x00" in text:
+            off = text.index("\x00")
+            line = text.count("\n", 0, off) + 1
+            col = off - (text.rfind("\n", 0, off) + 1) + 1
+            raise self.error(HloParseError, "NUL byte in the input: this is not HLO text", line, col)
+        if not text.strip():
+            raise HloParseError("empty input: expected an HLO module", filename=self.filename, line=1, column=1, source_line="")
+        mod = self.module
+        lines = self.lines
+        n = len(lines)
+        if lines[0].endswith("\r"):
+            mod.style.newline = "\r\n"
+        pending: list[str] = []
+        i = 0
+        seen_header = False
+        entry_seen = False
+        comp_names: set[str] = set()
+        while i < n:
+            line = lines[i]
+            stripped = line.strip()
+            if not stripped or stripped.startswith("//"):
+                pending.append(self._raw(i))
+                i += 1
+                continue
+            if stripped.startswith("/*") and stripped.endswith("*/") and "*/" not in stripped[2:-2]:
+                pending.append(self._raw(i))
+                i += 1
+                continue
+            if stripped.startswith("HloModule") and (len(stripped) == 9 or stripped[9] in " \t"):
+                if seen_header or mod.computations:
+                    raise self.error(HloParseError, "a second 'HloModule' header", i + 1)
+                m = _MODULE_NAME.match(line)
+                if m is None:
+                    raise self.error(HloParseError, "expected a module name after 'HloModule'", i + 1, len(line) + 1)
+                mod.name = m.group(1)
+                seen_header = True
+                j = self._gather(i)
+                pending.extend(self._raw(k) for k in range(i, j + 1))
+                i = j + 1
+                continue
+            if stripped.startswith(_SECTION_WORDS) or stripped[0].isdigit():
+                # stack-frame tables (FileNames ... StackFrames): kept verbatim
+                j = self._gather(i)
+                pending.extend(self._raw(k) for k in range(i, j + 1))
+                i = j + 1
+                continue
+            m = _COMP_START.match(line)
+            if m is None:
+                self._grammar_error(i, i)
+                raise self.error(
+                    HloParseError, f"expected a computation or 'HloModule', found {stripped[:40]!r}", i + 1,
+                    len(line) - len(line.lstrip()) + 1,
+                )
+            if pending:
+                mod.pieces.append("".join(pending))
+                pending = []
+            i = self._computation(i, m, comp_names)
+            comp = mod.computations[-1]
+            if comp.is_entry:
+                if entry_seen:
+                    raise self.error(HloVerifyError, "a second ENTRY computation: a module has only one", comp.line)
+                entry_seen = True
+        if pending:
+            mod.pieces.append("".join(pending))
+        if not mod.computations:
+            raise self.error(HloParseError, "expected a computation, found the end of the input", n, len(lines[-1]) + 1)
+        self._check_callees()
+        self._detect_style()
+        return mod
+
+    def _computation(self, i: int, m: re.Match, comp_names: set[str]) -> int:
+        lines = self.lines
+        n = len(lines)
+        name = m.group(2)
+        # the header runs until a line that ends with '{' with brackets balanced
+        depth = 0
+        j = i
+        while True:
+            depth += _depth_delta(lines[j])
+            if depth == 1 and lines[j].rstrip().endswith("{"):
+                break
+            if depth <= 0 and j > i:
+                raise self.error(HloParseError, f"expected '{{' to open the body of computation '{name}'", j + 1)
+            j += 1
+            if j >= n:
+                raise self.error(
+                    HloParseError, f"computation '{name}' is never opened with '{{'", i + 1,
+                )
+        if name in comp_names:
+            raise self.error(HloVerifyError, f"computation '{name}' is defined twice", i + 1, m.start(2) + 1)
+        comp_names.add(name)
+        comp = Computation(
+            name,
+            is_entry=m.group(1) is not None,
+            head="".join(self._raw(k) for k in range(i, j + 1)),
+            line=i + 1,
+        )
+        self.module.add_computation(comp)
+        i = j + 1
+        prefix: list[str] = []
+        forward: list[tuple[str, Instruction]] = []
+        root_seen: Instruction | None = None
+        strict = self.strict
+        names = self.module.names
+        by_name = comp.by_name
+        instructions = comp.instructions
+        while True:
+            if i >= n:
+                raise self.error(
+                    HloParseError,
+                    f"computation '{name}' is not closed: expected '}}' before the end of the input",
+                    comp.line,
+                )
+            line = lines[i]
+            stripped = line.lstrip()
+            if not stripped or stripped.startswith("//") or stripped[0] == "\r":
+                prefix.append(self._raw(i))
+                i += 1
+                continue
+            if stripped[0] == "}":
+                j = self._gather_tail(i)
+                comp.tail = "".join(prefix) + "".join(self._raw(k) for k in range(i, j + 1))
+                i = j + 1
+                break
+            delta = _depth_delta(line)
+            if delta > 0 and line.rstrip().endswith("{"):
+                mc = _COMP_START.match(line)
+                if mc is not None and "=" not in line[: mc.end()]:
+                    raise self.error(
+                        HloParseError,
+                        f"computation '{name}' (line {comp.line}) is not closed: expected '}}' "
+                        f"before computation '{mc.group(2)}' starts",
+                        i + 1, len(line) - len(stripped) + 1,
+                    )
+            if delta == 0:
+                j = i
+                body = line[:-1] if line.endswith("\r") else line
+            else:
+                j = self._gather(i)
+                body = "\n".join(lines[i : j + 1]).rstrip("\r")
+            try:
+                iname, pct, is_root, shape, opcode, operands, attrs_text, payload, col = _scan_instruction(body)
+            except _FastFail:
+                iname, pct, is_root, shape, opcode, operands, attrs_text, payload, col = self._slow_instruction(body, i)
+            instr = Instruction(
+                iname, opcode, shape, operands,
+                is_root=is_root, line=i + 1, column=col,
+                text="".join(self._raw(k) for k in range(i, j + 1)) if j > i else self._raw(i),
+                attrs_text=attrs_text, payload=payload,
+                prefix="".join(prefix) if prefix else "",
+            )
+            prefix = []
+            if strict:
+                self._check_with_grammar(instr, body, i)
+            if iname in by_name:
+                raise self.error(HloVerifyError, f"instruction '{iname}' is defined twice in computation '{name}'", i + 1, col)
+            if is_root:
+                if root_seen is not None:
+                    raise self.error(
+                        HloVerifyError,
+                        f"a second ROOT in computation '{name}' (the first is '{root_seen.name}' on line {root_seen.line})",
+                        i + 1, col,
+                    )
+                root_seen = instr
+            for op in operands:
+                if op not in by_name:
+                    # a forward reference is legal in XLA; checked at the closing brace
+                    forward.append((op, instr))
+            instr.computation = comp
+            instructions.append(instr)
+            by_name[iname] = instr
+            names.add(iname)
+            i = j + 1
+        if not instructions:
+            raise self.error(HloVerifyError, f"computation '{name}' has no instructions", comp.line)
+        for op, user in forward:
+            if op not in by_name:
+                src = user.text.split("\n")[0] if user.text else None
+                col = (src.find(op) + 1) if src else None
+                raise HloVerifyError(
+                    f"operand '{op}' of '{user.name}' is not defined in computation '{name}'",
+                    filename=self.filename, line=user.line, column=col or user.column, source_line=src,
+                )
+        return i
+
+    def _gather_tail(self, i: int) -> int:
+        return self._gather(i) if _depth_delta(self.lines[i]) > 0 else i
+
+    def _slow_instruction(self, body: str, i: int) -> tuple:
+        """Read an instruction the fast path refused, through the grammar."""
+        from . import syntax
+
+        syn = syntax.parse_instruction(body, filename=self.filename, line=i + 1)
+        head = _INSTR_HEAD.match(body)
+        pct = head.group(2) if head else ""
+        mo = _OPCODE.search(body, head.end() if head else 0)
+        payload = None
+        attrs_text = ""
+        if mo is not None:
+            try:
+                close = _match_paren(body, mo.end() - 1)
+            except _FastFail:
+                close = len(body)
+            attrs_text = body[close:]
+            if syn.opcode in _PAYLOAD_OPCODES:
+                payload = body[mo.end() : close - 1]
+        return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_text, payload, syn.column
+
+    def _check_with_grammar(self, instr: Instruction, body: str, i: int) -> None:
+        from . import syntax
+
+        syn = syntax.parse_instruction(body, filename=self.filename, line=i + 1)
+        instr._syntax = syn
+        fast = (instr.name, instr.is_root, instr.shape, instr.opcode, instr.operands)
+        full = (syn.name, syn.is_root, syn.shape, syn.opcode, list(syn.operands))
+        if fast != full:
+            raise self.error(
+                HloParseError,
+                f"internal error: the fast scanner read {fast!r} but the grammar read {full!r}",
+                i + 1,
+            )
+        names = [a.name for a in syn.attrs]
+        if names != [k for k, _ in instr.attrs]:
+            raise self.error(
+                HloParseError,
+                f"internal error: attribute names differ between scanner {instr.attrs!r} and grammar {names!r}",
+                i + 1,
+            )
+
+    def _check_callees(self) -> None:
+        known = {c.name for c in self.module.computations}
+        for comp in self.module.computations:
+            for instr in comp.instructions:
+                at = instr._attrs_text
+                if not at or _CALLEE_RE.search(at) is None:
+                    continue
+                for callee in instr.called_computations():
+                    if callee not in known:
+                        src = (instr.text or "").split("\n")[0]
+                        col = src.find(callee) + 1 if callee in src else instr.column
+                        raise HloVerifyError(
+                            f"'{instr.name}' calls computation '{callee}', which is not defined",
+                            filename=self.filename, line=instr.line, column=col, source_line=src,
+                        )
+
+    def _detect_style(self) -> None:
+        style = self.module.style
+        first = None
+        for comp in self.module.computations:
+            if comp.instructions:
+                first = comp.instructions[0]
+                break
+        if first is not None and first.text is not None:
+            stripped = first.text.lstrip()
+            if stripped.startswith("ROOT"):
+                stripped = stripped[4:].lstrip()
+            style.percent = stripped.startswith("%")
+            style.indent = first.text[: len(first.text) - len(first.text.lstrip(" \t"))]
+        for comp in self.module.computations:
+            for instr in comp.instructions:
+                if instr.operands and instr.text is not None:
+                    style.operand_shapes = _operands_have_shapes(instr.text)
+                    break
+            else:
+                continue
+            break
+        style.index_comments = ("/*index=" in self.text) or style.percent
+
+
+def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:
+    """Read HLO module text into a :class:`Module`.
+
+    Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
+    of the first problem. ``strict`` also reads every instruction with the full
+    grammar and checks the whole module against it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()  # the scan allocates many small objects and frees none of them
+    try:
+        module = Scanner(text, filename, strict).run()
+        if strict:
+            from . import syntax
+
+            syntax.parse_module(text, filename=filename)
+        return module
+    finally:
+        if was_enabled:
+            gc.enable()

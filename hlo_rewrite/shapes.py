@@ -1,0 +1,140 @@
+"""HLO shapes: ``f32[2,4]{1,0}``, ``bf16[]``, ``(f32[2], token[])``, ``s32[<=8,?]``.
+
+Instructions keep their shape as the exact source text; :func:`parse_shape`
+turns that text into a :class:`Shape` only when a pass needs to look inside
+(element type, dimensions). Shapes are printed back from their text, so no
+information is lost by this small model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .errors import HloParseError
+
+#: element types XLA knows (primitive_types.tsv), ``tuple`` excluded
+ELEMENT_TYPES = frozenset(
+    """pred s1 s2 s4 s8 s16 s32 s64 u1 u2 u4 u8 u16 u32 u64 f16 f32 f64 bf16 c64 c128
+    f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 f4e2m1fn f8e8m0fnu
+    f6e3m2fn f6e2m3fn token opaque""".split()
+)
+
+_ARRAY_RE = re.compile(
+    r"\s*(?P<ty>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\](?P<layout>\{[^{}]*\})?"
+)
+_COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An array shape (``element_type`` + ``dims``) or a tuple (``tuple_shapes``)."""
+
+    element_type: str  # "tuple" for tuples
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+    layout: str | None = None  # the layout text with braces, e.g. "{1,0}"
+    tuple_shapes: tuple["Shape", ...] = field(default=())
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.element_type == "tuple"
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def minor_to_major(self) -> tuple[int, ...] | None:
+        """The layout's dimension order, or None when no layout is given."""
+        if self.layout is None:
+            return None
+        inner = self.layout[1:-1].split(":", 1)[0].strip()
+        return tuple(int(x) for x in inner.split(",") if x.strip())
+
+    def text(self) -> str:
+        """XLA's spelling of this shape (layout kept as written)."""
+        if self.is_tuple:
+            parts = []
+            for i, s in enumerate(self.tuple_shapes):
+                parts.append((f"/*index={i}*/" if i and i % 5 == 0 else "") + s.text())
+            return "(" + ", ".join(parts) + ")"
+        dims = ",".join(
+            ("<=" + str(d)) if dyn and d >= 0 else ("?" if dyn else str(d))
+            for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims))
+        )
+        layout = self.layout if (self.layout and self.dims) else ""
+        return f"{self.element_type}[{dims}]{layout}"
+
+    def with_dims(self, dims: tuple[int, ...]) -> "Shape":
+        """Same element type and layout, other dimension sizes."""
+        return Shape(self.element_type, tuple(dims), (False,) * len(dims), self.layout)
+
+
+def _parse_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    dims: list[int] = []
+    dyn: list[bool] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "?":
+            dims.append(-1)
+            dyn.append(True)
+        elif part.startswith("<="):
+            dims.append(int(part[2:]))
+            dyn.append(True)
+        else:
+            dims.append(int(part))
+            dyn.append(False)
+    return tuple(dims), tuple(dyn)
+
+
+def _parse_at(text: str, pos: int) -> tuple[Shape, int]:
+    n = len(text)
+    while pos < n and text[pos] in " \t\r\n":
+        pos += 1
+    if pos < n and text[pos] == "(":
+        pos += 1
+        elems: list[Shape] = []
+        while True:
+            while pos < n and text[pos] in " \t\r\n,":
+                pos += 1
+            if text.startswith("/*", pos):
+                end = text.find("*/", pos)
+                if end < 0:
+                    raise ValueError("unterminated comment in shape")
+                pos = end + 2
+                continue
+            if pos < n and text[pos] == ")":
+                return Shape("tuple", tuple_shapes=tuple(elems)), pos + 1
+            if pos >= n:
+                raise ValueError("unterminated tuple shape")
+            elem, pos = _parse_at(text, pos)
+            elems.append(elem)
+    m = _ARRAY_RE.match(text, pos)
+    if not m or m.group("ty") not in ELEMENT_TYPES:
+        raise ValueError(f"expected a shape at {text[pos:pos + 20]!r}")
+    dims, dyn = _parse_dims(m.group("dims"))
+    layout = m.group("layout")
+    return Shape(m.group("ty"), dims, dyn, layout), m.end()
+
+
+@lru_cache(maxsize=65536)
+def parse_shape(text: str) -> Shape:
+    """Parse shape text; raises HloParseError (without a location) when malformed."""
+    try:
+        shape, end = _parse_at(text, 0)
+    except ValueError as exc:
+        raise HloParseError(f"malformed shape {text!r}: {exc}") from None
+    if text[end:].strip():
+        raise HloParseError(f"malformed shape {text!r}: unexpected {text[end:].strip()!r}")
+    return shape
+
+
+def element_type_of(text: str) -> str:
+    """Element type of a shape text (``"tuple"`` for tuples), without a full parse."""
+    s = text.lstrip()
+    if s.startswith("("):
+        return "tuple"
+    return s.split("[", 1)[0]

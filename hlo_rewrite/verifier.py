@@ -1,0 +1,70 @@
+"""Structural checks on a module, run after every pass.
+
+The rules: every operand is defined in its computation *before* it is used
+(instruction order is the order in the text), every control predecessor is
+defined, every called computation exists, each computation has exactly one
+ROOT, and every name a pass added is unique in the whole module.
+"""
+
+from __future__ import annotations
+
+from .errors import HloVerifyError
+from .ir import Module
+
+
+def verify(module: Module) -> None:
+    """Raise :class:`HloVerifyError` on the first broken rule."""
+    known = {c.name for c in module.computations}
+    fname = module.filename
+    for comp in module.computations:
+        defined: set[str] = set()
+        roots = 0
+        for instr in comp.instructions:
+            for op in instr.operands:
+                if op not in defined:
+                    where = "later" if op in comp.by_name else "nowhere"
+                    raise HloVerifyError(
+                        f"operand '{op}' of '{instr.name}' in computation '{comp.name}' is "
+                        f"defined {where} (it must be defined before its use)",
+                        filename=fname, line=instr.line or None,
+                    )
+            if instr.text is None or (instr._attrs_text and "control-predecessors" in instr._attrs_text):
+                for pred in instr.control_predecessors:
+                    if pred not in comp.by_name:
+                        raise HloVerifyError(
+                            f"control predecessor '{pred}' of '{instr.name}' is not defined in '{comp.name}'",
+                            filename=fname, line=instr.line or None,
+                        )
+            if instr.text is None:
+                for callee in instr.called_computations():
+                    if callee not in known:
+                        raise HloVerifyError(
+                            f"'{instr.name}' calls computation '{callee}', which is not defined",
+                            filename=fname, line=instr.line or None,
+                        )
+            if instr.name in defined:
+                raise HloVerifyError(
+                    f"instruction '{instr.name}' is defined twice in '{comp.name}'",
+                    filename=fname, line=instr.line or None,
+                )
+            defined.add(instr.name)
+            roots += instr.is_root
+        if roots > 1:
+            raise HloVerifyError(f"computation '{comp.name}' has {roots} ROOT instructions", filename=fname)
+        if not comp.instructions:
+            raise HloVerifyError(f"computation '{comp.name}' has no instructions", filename=fname)
+    if module.added_names:
+        seen: dict[str, str] = {}
+        for comp in module.computations:
+            for instr in comp.instructions:
+                if instr.name in module.added_names:
+                    if instr.name in seen:
+                        raise HloVerifyError(
+                            f"added name '{instr.name}' is used in both '{seen[instr.name]}' and '{comp.name}'",
+                            filename=fname,
+                        )
+                    seen[instr.name] = comp.name
+        for comp in module.computations:
+            for instr in comp.instructions:
+                if instr.name in seen and instr.name not in module.added_names:
+                    raise HloVerifyError(f"added name '{instr.name}' is not unique in the module", filename=fname)
