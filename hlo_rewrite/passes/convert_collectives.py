@@ -1,0 +1,167 @@
+"""convert-collectives-to-custom-call (SPEC §3).
+
+``all-reduce``, ``reduce-scatter`` and ``all-gather`` become ``custom-call``
+instructions whose ``custom_call_target`` follows Neuron's naming contract
+(:mod:`.naming`) and whose ``backend_config`` carries, as compact JSON with
+sorted keys, everything the name does not say. The custom-call keeps the
+collective's name, result shape, operands, ``sharding``, ``frontend_attributes``,
+``control-predecessors`` and ``metadata``, so no other line of the module changes.
+
+Everything else is left alone: all-to-all, collective-permute, and the async
+forms (``*-start``/``*-done`` and collectives wrapped by ``async-start``), which
+are reported as left, as is any collective outside the pass's scope.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import PassError
+from ..ir import Computation, Instruction, Module
+from . import naming
+from .base import Pass, PassReport
+
+#: attributes the custom-call takes over from the collective, in XLA's
+#: custom-call printer order (after custom_call_target)
+CARRIED_ATTRS: tuple[str, ...] = (
+    "sharding",
+    "frontend_attributes",
+    "control-predecessors",
+    "statistics",
+    "origin",
+    "metadata",
+)
+
+#: attributes the backend_config (or the target name) takes over
+FOLDED_ATTRS: frozenset[str] = frozenset(
+    {"channel_id", "replica_groups", "constrain_layout", "use_global_device_ids", "dimensions", "to_apply",
+     "backend_config"}
+)
+
+#: async spellings of the three collectives (sugared forms)
+ASYNC_OPCODES: frozenset[str] = frozenset(
+    {"all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done", "reduce-scatter-start",
+     "reduce-scatter-update", "reduce-scatter-done"}
+)
+_ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
+
+
+def _location_error(module: Module, instr: Instruction, message: str) -> PassError:
+    source_line = instr.text.lstrip("\r\n").splitlines()[0] if instr.text else None
+    return PassError(message, filename=module.filename, line=instr.line or None,
+                     column=instr.column or None, source_line=source_line)
+
+
+def _async_wrapped(module: Module) -> dict[str, str]:
+    """Computation name -> name of the async-start that wraps it."""
+    wrapped: dict[str, str] = {}
+    for comp in module.computations:
+        for instr in comp.instructions:
+            if instr.opcode == "async-start":
+                for callee in instr.called_computations():
+                    wrapped.setdefault(callee, instr.name)
+    return wrapped
+
+
+def _wrapped_collective(module: Module, instr: Instruction) -> str | None:
+    """For an async-start: the opcode of the collective it wraps, if any."""
+    for callee in instr.called_computations():
+        comp = module.computation(callee)
+        if comp is not None:
+            for inner in comp.instructions:
+                if inner.opcode in naming.BASES:
+                    return inner.opcode
+    return None
+
+
+def build_backend_config(instr: Instruction, body_name: str | None) -> dict:
+    """The backend_config dictionary for a collective (SPEC §3 table)."""
+    groups = instr.replica_groups
+    config: dict = {
+        "replica_groups": [[int(x) for x in g] for g in groups] if groups else [],
+        "channel_id": instr.channel_id,
+        "use_global_device_ids": instr.use_global_device_ids,
+        "constrain_layout": instr.constrain_layout,
+    }
+    if instr.opcode in ("reduce-scatter", "all-gather"):
+        config["dimension"] = instr.dimensions[0]  # type: ignore[index]
+    if instr.opcode in naming.REDUCING:
+        config["to_apply"] = body_name
+    written = instr.attr_text("backend_config")
+    if written is not None and naming.backend_config_value(written):
+        config["original_backend_config"] = naming.backend_config_value(written)
+    return config
+
+
+def dump_config(config: dict) -> str:
+    """Compact JSON with sorted keys, as the custom-call carries it."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+class ConvertCollectivesToCustomCall(Pass):
+    name = "convert-collectives-to-custom-call"
+    description = "all-reduce, reduce-scatter, all-gather become AwsNeuron* custom-calls"
+
+    def run_on(self, module: Module, report: PassReport) -> None:
+        in_scope = {c.name for c in self.scope(module)}
+        non_fusion = {c.name for c in module.non_fusion_computations()}
+        wrapped = _async_wrapped(module)
+        for comp in module.computations:
+            for instr in list(comp.instructions):
+                op = instr.opcode
+                if op in naming.BASES:
+                    if comp.name in wrapped:
+                        report.add_left(comp, instr, f"async form: wrapped by async-start '{wrapped[comp.name]}'")
+                    elif comp.name not in in_scope:
+                        where = "a fusion computation" if comp.name not in non_fusion else "not the ENTRY computation"
+                        hint = "" if comp.name not in non_fusion else "; all_computations extends the scope"
+                        report.add_left(comp, instr, f"outside scope: computation '{comp.name}' is {where}{hint}")
+                    else:
+                        self._convert(module, comp, instr, report)
+                elif op in ASYNC_OPCODES and op.endswith("-start"):
+                    report.add_left(comp, instr, f"async form '{op}' is not converted")
+                elif op == "async-start":
+                    inner = _wrapped_collective(module, instr)
+                    if inner is not None:
+                        report.add_left(comp, instr, f"async form: async-start wrapping {inner} is not converted")
+
+    def _convert(self, module: Module, comp: Computation, instr: Instruction, report: PassReport) -> None:
+        op = instr.opcode
+        unknown = [k for k, _ in instr.attrs if k not in FOLDED_ATTRS and k not in CARRIED_ATTRS]
+        if unknown:
+            report.add_left(comp, instr, f"attribute '{unknown[0]}' has no place on the custom-call")
+            return
+        if instr.shape is None:
+            raise _location_error(module, instr, f"{op} '{instr.name}' has no result shape")
+        body: Computation | None = None
+        body_name: str | None = None
+        if op in naming.REDUCING:
+            written = instr.attr_text("to_apply")
+            if written is None:
+                raise _location_error(module, instr, f"{op} '{instr.name}' has no to_apply")
+            if written.lstrip().startswith("{"):
+                report.add_left(comp, instr, "inline to_apply computation is not supported")
+                return
+            body_name = written.strip().lstrip("%")
+            body = module.computation(body_name)
+            if body is None:
+                raise _location_error(module, instr, f"{op} '{instr.name}': to_apply computation "
+                                                     f"'{body_name}' is not defined")
+        if op in ("reduce-scatter", "all-gather"):
+            dims = instr.dimensions
+            if not dims or len(dims) != 1:
+                raise _location_error(module, instr, f"{op} '{instr.name}' needs exactly one dimension in "
+                                                     f"dimensions={{...}}")
+        target = naming.target_name(op, instr.element_type, body)
+        config = build_backend_config(instr, body_name)
+
+        attrs: list[tuple[str, str]] = [("custom_call_target", f'"{target}"')]
+        for key in CARRIED_ATTRS:
+            value = instr.attr_text(key)
+            if value is not None:
+                attrs.append((key, value))
+        attrs.append(("backend_config", naming.backend_config_text(dump_config(config))))
+        new = Instruction(instr.name, "custom-call", instr.shape, list(instr.operands), attrs,
+                          line=instr.line, column=instr.column)
+        comp.replace_instruction(instr, new)
+        report.add_rewritten(comp, instr, target)

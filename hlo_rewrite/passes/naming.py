@@ -1,0 +1,199 @@
+"""The AwsNeuron collective naming contract (SPEC §3), in one place.
+
+A converted collective's ``custom_call_target`` is ``base + infix + suffix``:
+
+* ``base`` from the opcode (:data:`BASES`);
+* ``infix`` from the ROOT opcode of the reduction computation, for all-reduce and
+  reduce-scatter only (:data:`INFIXES`, anything else is :data:`UNKNOWN_OP`);
+  all-gather never has one;
+* ``suffix`` from the element type of the instruction's *result* shape
+  (:data:`DTYPE_SUFFIXES`, anything else, tuples included, is :data:`UNKNOWN_DTYPE`).
+
+These are Neuron's strings byte for byte, quirks included: they are what the
+downstream lowering dispatches on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..ir import Computation
+
+#: opcode -> base of the target name
+BASES: dict[str, str] = {
+    "all-reduce": "AwsNeuronAllReduce",
+    "reduce-scatter": "AwsNeuronReduceScatter",
+    "all-gather": "AwsNeuronAllGather",
+}
+
+#: opcodes that carry a reduction computation (and so a reduce-op infix)
+REDUCING: frozenset[str] = frozenset({"all-reduce", "reduce-scatter"})
+
+#: ROOT opcode of the reduction computation -> infix
+INFIXES: dict[str, str] = {"add": "Add", "maximum": "Max", "minimum": "Min"}
+UNKNOWN_OP = "UNKNOWNOP"
+
+#: element type of the result shape -> suffix
+DTYPE_SUFFIXES: dict[str, str] = {
+    "f32": "_f32",
+    "bf16": "_bf16",
+    "f16": "_f16",
+    "u32": "_u32",
+    "s64": "_s64",
+    "s32": "_s32",
+}
+UNKNOWN_DTYPE = "_UNKNOWNDTYPE"
+
+#: every target name the contract can produce, read back into its parts
+TARGET_RE = re.compile(
+    r"^(?P<base>AwsNeuronAllReduce|AwsNeuronReduceScatter)(?P<infix>Add|Max|Min|UNKNOWNOP)"
+    r"(?P<suffix>_f32|_bf16|_f16|_u32|_s64|_s32|_UNKNOWNDTYPE)$"
+    r"|^(?P<ag>AwsNeuronAllGather)(?P<agsuffix>_f32|_bf16|_f16|_u32|_s64|_s32|_UNKNOWNDTYPE)$"
+)
+
+#: base -> opcode
+OPCODES: dict[str, str] = {base: op for op, base in BASES.items()}
+
+
+def reduce_op_infix(body: Computation) -> str:
+    """The infix for a reduction computation: from its ROOT opcode, and only
+    when both ROOT operands are parameters of ``body`` (else ``UNKNOWNOP``)."""
+    root = body.root
+    infix = INFIXES.get(root.opcode)
+    if infix is None or len(root.operands) != 2:
+        return UNKNOWN_OP
+    for name in root.operands:
+        operand = body.get(name)
+        if operand is None or operand.opcode != "parameter":
+            return UNKNOWN_OP
+    return infix
+
+
+def dtype_suffix(element_type: str | None) -> str:
+    """The suffix for a result element type (``"tuple"`` and the rest: UNKNOWNDTYPE)."""
+    return DTYPE_SUFFIXES.get(element_type or "", UNKNOWN_DTYPE)
+
+
+def target_name(opcode: str, element_type: str | None, body: Computation | None = None) -> str:
+    """The full custom_call_target for a collective (``body``: its reduction computation)."""
+    base = BASES[opcode]
+    infix = ""
+    if opcode in REDUCING:
+        infix = UNKNOWN_OP if body is None else reduce_op_infix(body)
+    return base + infix + dtype_suffix(element_type)
+
+
+def parse_target(target: str) -> tuple[str, str | None, str] | None:
+    """``"AwsNeuronReduceScatterAdd_bf16"`` -> ``("reduce-scatter", "Add", "_bf16")``;
+    ``"AwsNeuronAllGather_f16"`` -> ``("all-gather", None, "_f16")``; None if not ours."""
+    m = TARGET_RE.match(target)
+    if m is None:
+        return None
+    if m.group("ag"):
+        return "all-gather", None, m.group("agsuffix")
+    return OPCODES[m.group("base")], m.group("infix"), m.group("suffix")
+
+
+# ------------------------------------------------------------- backend_config
+#: keys of the backend_config a converted collective carries (SPEC §3)
+COMMON_KEYS: frozenset[str] = frozenset({"replica_groups", "channel_id", "use_global_device_ids", "constrain_layout"})
+OPTIONAL_KEYS: frozenset[str] = frozenset({"original_backend_config"})
+
+
+def required_keys(opcode: str) -> frozenset[str]:
+    """The keys a converted ``opcode`` must carry in its backend_config."""
+    keys = set(COMMON_KEYS)
+    if opcode in ("reduce-scatter", "all-gather"):
+        keys.add("dimension")
+    if opcode in REDUCING:
+        keys.add("to_apply")
+    return frozenset(keys)
+
+
+_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"', ord("'"): "\\'", ord("\\"): "\\\\"}
+_UNESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b",
+              "f": "\f", "v": "\v", "?": "?"}
+
+
+def c_escape(text: str) -> str:
+    """absl::CEscape, as XLA's printer applies it to string attributes."""
+    out = []
+    for byte in text.encode("utf-8"):
+        if byte in _ESCAPES:
+            out.append(_ESCAPES[byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out.append(f"\\{byte:03o}")
+        else:
+            out.append(chr(byte))
+    return "".join(out)
+
+
+def c_unescape(text: str) -> str:
+    """absl::CUnescape of the text between a string's quotes."""
+    out = bytearray()
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch != "\\" or i + 1 >= n:
+            out += ch.encode("utf-8")
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt in _UNESCAPES:
+            out += _UNESCAPES[nxt].encode()
+            i += 2
+        elif nxt in "01234567":
+            j = i + 1
+            while j < n and j < i + 4 and text[j] in "01234567":
+                j += 1
+            out.append(int(text[i + 1 : j], 8) & 0xFF)
+            i = j
+        elif nxt in "xX":
+            j = i + 2
+            while j < n and text[j] in "0123456789abcdefABCDEF":
+                j += 1
+            out.append(int(text[i + 2 : j] or "0", 16) & 0xFF)
+            i = j
+        else:
+            out += text[i : i + 2].encode("utf-8")
+            i += 2
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+def lexes_as_json_dict(text: str) -> bool:
+    """True when ``text`` is one brace-balanced ``{...}`` group (braces inside
+    double-quoted strings do not count): XLA's printer then prints it raw."""
+    if not text.startswith("{"):
+        return False
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            if i >= n:
+                return False
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i == n - 1
+        i += 1
+    return False
+
+
+def backend_config_value(written: str) -> str:
+    """The backend_config string XLA holds for the value text as written:
+    ``{...}`` stays as it is, ``"..."`` is unquoted and unescaped."""
+    if written.startswith('"') and written.endswith('"') and len(written) >= 2:
+        return c_unescape(written[1:-1])
+    return written
+
+
+def backend_config_text(value: str) -> str:
+    """How XLA's printer writes a backend_config string: raw when it lexes as a
+    brace-balanced dict, else quoted and C-escaped."""
+    return value if lexes_as_json_dict(value) else '"' + c_escape(value) + '"'
