@@ -1,0 +1,248 @@
+"""What a run did: per-file results, the ``--stats`` table and the ``--report`` JSON.
+
+The results are plain dataclasses so they travel from worker processes
+(``--jobs``) back to the main one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, TextIO
+
+from .errors import HloError
+from .passes import PassOptions, PassReport
+
+#: version of the ``--report`` JSON layout; bumped on incompatible changes
+REPORT_SCHEMA = 1
+
+
+@dataclass
+class ErrorInfo:
+    """One error, kept as data (rendered text included) so it can cross processes."""
+
+    kind: str  # the error class name, e.g. "HloParseError", or "InternalError"
+    message: str
+    exit_code: int
+    rendered: str  # what is printed on stderr
+    filename: str | None = None
+    line: int | None = None
+    column: int | None = None
+    traceback: str | None = None  # only for internal errors
+
+    @classmethod
+    def from_hlo_error(cls, exc: HloError) -> ErrorInfo:
+        return cls(
+            kind=type(exc).__name__,
+            message=exc.message,
+            exit_code=exc.exit_code,
+            rendered=exc.render(),
+            filename=exc.filename,
+            line=exc.line,
+            column=exc.column,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "exit_code": self.exit_code,
+            "file": self.filename,
+            "line": self.line,
+            "column": self.column,
+        }
+
+
+@dataclass
+class ModuleResult:
+    """One module (a whole file, or one ``--split-input-file`` chunk)."""
+
+    index: int
+    line_offset: int  # lines of the file before this module
+    reports: list[PassReport] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # parse, passes, print, check
+    error: ErrorInfo | None = None
+    blank: bool = False  # a whitespace-only chunk, passed through
+
+    def to_json(self) -> dict[str, Any]:
+        passes = []
+        for rep in self.reports:
+            data = rep.to_json()
+            for rec in data["records"]:
+                if rec.get("line") is not None:
+                    rec["line"] += self.line_offset
+            passes.append(data)
+        return {
+            "index": self.index,
+            "first_line": self.line_offset + 1,
+            "status": "blank" if self.blank else ("error" if self.error else "ok"),
+            "seconds": {k: round(v, 6) for k, v in self.seconds.items()},
+            "error": self.error.to_json() if self.error else None,
+            "passes": passes,
+        }
+
+
+@dataclass
+class FileResult:
+    """One input: its output text (None when it failed) and what happened."""
+
+    name: str  # display name ("<stdin>" for standard input)
+    path: str  # as given on the command line ("-" for standard input)
+    output_text: str | None = None
+    input_text: str | None = None  # kept only when needed (--diff)
+    changed: bool = False
+    modules: list[ModuleResult] = field(default_factory=list)
+    errors: list[ErrorInfo] = field(default_factory=list)
+    destination: str | None = None  # where the output went ("-", a path), set by the writer
+    written: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        return worst_exit_code(e.exit_code for e in self.errors)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.name,
+            "output": self.destination,
+            "status": "error" if self.errors else "ok",
+            "changed": self.changed if not self.errors else None,
+            "written": self.written,
+            "exit_code": self.exit_code,
+            "errors": [e.to_json() for e in self.errors],
+            "modules": [m.to_json() for m in self.modules],
+        }
+
+
+#: exit codes from best to worst (docs/cli.md, "Exit codes"); 2 (usage) never mixes with others
+_SEVERITY = {0: 0, 1: 1, 3: 2, 4: 3, 5: 4}
+
+
+def worst_exit_code(codes: Any) -> int:
+    """The worst of several exit codes: 5 > 4 > 3 > 1 > 0."""
+    worst = 0
+    for code in codes:
+        if _SEVERITY.get(code, 4) > _SEVERITY.get(worst, 4):
+            worst = code
+    return worst
+
+
+# --------------------------------------------------------------------------- totals
+
+
+@dataclass
+class PassTotals:
+    name: str
+    matched: int = 0
+    rewritten: int = 0
+    left: int = 0
+    seconds: float = 0.0
+    reasons: Counter = field(default_factory=Counter)
+
+
+def pass_totals(results: Sequence[FileResult], names: Sequence[str]) -> dict[str, PassTotals]:
+    """Sum the pass reports of every module of every file, per pass, in pipeline order."""
+    totals = {n: PassTotals(n) for n in names}
+    for res in results:
+        for mod in res.modules:
+            for rep in mod.reports:
+                t = totals.setdefault(rep.name, PassTotals(rep.name))
+                t.matched += len(rep.records)
+                t.rewritten += len(rep.rewritten)
+                t.left += len(rep.left)
+                t.seconds += rep.seconds
+                for rec in rep.left:
+                    t.reasons[rec.reason or "(no reason given)"] += 1
+    return totals
+
+
+def phase_seconds(results: Sequence[FileResult]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for res in results:
+        for mod in res.modules:
+            for k, v in mod.seconds.items():
+                out[k] = out.get(k, 0.0) + v
+    return out
+
+
+# --------------------------------------------------------------------------- --stats
+
+
+def render_stats(
+    results: Sequence[FileResult], names: Sequence[str], stream: TextIO, *, color: bool
+) -> None:
+    """Print the ``--stats`` tables (per pass, then the reasons things were left) on ``stream``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=stream, no_color=not color, highlight=False, soft_wrap=False)
+    totals = pass_totals(results, names)
+    n_files = len(results)
+    n_failed = sum(1 for r in results if r.errors)
+    n_changed = sum(1 for r in results if r.changed and not r.errors)
+    title = f"hlo-rewrite: {n_files} file{'s' if n_files != 1 else ''}, {n_changed} changed"
+    if n_failed:
+        title += f", {n_failed} failed"
+    table = Table(title=title, title_justify="left")
+    table.add_column("pass")
+    table.add_column("matched", justify="right")
+    table.add_column("rewritten", justify="right")
+    table.add_column("left", justify="right")
+    table.add_column("time", justify="right")
+    for t in totals.values():
+        table.add_row(t.name, str(t.matched), str(t.rewritten), str(t.left), f"{t.seconds * 1000:.1f} ms")
+    phases = phase_seconds(results)
+    for phase in ("parse", "print", "check"):
+        if phase in phases:
+            label = {"parse": "(parse)", "print": "(print)", "check": "(safe-mode check)"}[phase]
+            table.add_row(label, "", "", "", f"{phases[phase] * 1000:.1f} ms", style="dim")
+    console.print(table)
+    reasons = [(t.name, reason, count) for t in totals.values() for reason, count in sorted(t.reasons.items())]
+    if reasons:
+        why = Table(title="left alone, and why", title_justify="left")
+        why.add_column("pass")
+        why.add_column("reason")
+        why.add_column("count", justify="right")
+        for name, reason, count in reasons:
+            why.add_row(name, reason, str(count))
+        console.print(why)
+
+
+# --------------------------------------------------------------------------- --report
+
+
+def build_report(
+    results: Sequence[FileResult],
+    names: Sequence[str],
+    options: PassOptions,
+    settings: dict[str, Any],
+    exit_code: int,
+) -> dict[str, Any]:
+    """The ``--report`` document (layout in docs/cli.md, "The JSON report")."""
+    from . import __version__
+
+    totals = pass_totals(results, names)
+    return {
+        "schema": REPORT_SCHEMA,
+        "tool": "hlo-rewrite",
+        "version": __version__,
+        "passes": list(names),
+        "options": {**asdict(options), **settings},
+        "exit_code": exit_code,
+        "files": [r.to_json() for r in results],
+        "totals": {
+            t.name: {
+                "matched": t.matched,
+                "rewritten": t.rewritten,
+                "left": t.left,
+                "seconds": round(t.seconds, 6),
+                "left_reasons": dict(sorted(t.reasons.items())),
+            }
+            for t in totals.values()
+        },
+    }
+
+
+def report_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2) + "\n"
