@@ -16,7 +16,7 @@ post-order) is what passes use; :mod:`hlo_rewrite.verifier` checks the result.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from . import attributes
 from .errors import HloVerifyError
@@ -55,7 +55,9 @@ class Instruction:
         "is_root",
         "line",
         "column",
-        "text",
+        "_own_text",
+        "_nlines",
+        "_attrs_at",
         "prefix",
         "computation",
         "payload",
@@ -80,6 +82,8 @@ class Instruction:
         attrs_text: str | None = None,
         prefix: str = "",
         payload: str | None = None,
+        nlines: int = 0,
+        attrs_at: int = -1,
     ) -> None:
         self.name = name
         self.opcode = opcode
@@ -88,7 +92,13 @@ class Instruction:
         self.is_root = is_root
         self.line = line
         self.column = column
-        self.text = text
+        # the source text: given directly, or as the ``nlines`` source lines from
+        # ``line`` on (sliced from the module's source on demand, so a module
+        # holds no second copy of its text); ``attrs_at`` is where the attribute
+        # text starts, relative to the first line
+        self._own_text = text
+        self._nlines = nlines
+        self._attrs_at = attrs_at
         self.prefix = prefix  # blank/comment lines that stand before this instruction
         # the text inside the parentheses of parameter(N) and constant(literal)
         self.payload = payload
@@ -98,12 +108,50 @@ class Instruction:
         self._syntax: InstructionSyntax | None = None
         self._shape_obj: Shape | None = None
 
+    # ---------------------------------------------------------------- source text
+    def _span(self) -> tuple[str, int, int] | None:
+        """(module source, start, end) of this instruction's source lines."""
+        comp = self.computation
+        if self._nlines <= 0 or comp is None or comp.module is None:
+            return None
+        mod = comp.module
+        starts = mod.line_starts
+        src = mod.source
+        return src, starts[self.line - 1], min(starts[self.line - 1 + self._nlines], len(src))
+
+    @property
+    def text(self) -> str | None:
+        """The exact source text (indentation through newline), None once changed."""
+        if self._own_text is not None:
+            return self._own_text
+        span = self._span()
+        return None if span is None else span[0][span[1] : span[2]]
+
+    @text.setter
+    def text(self, value: str | None) -> None:
+        self._own_text = value
+        if value is None:
+            self._nlines = 0
+
+    @property
+    def attrs_text(self) -> str | None:
+        """The raw text after the operand list, as written (None if not from source)."""
+        if self._attrs_text is None and self._attrs_at >= 0:
+            span = self._span()
+            if span is not None:
+                src, start, end = span
+                raw = src[start + self._attrs_at : end]
+                if raw.endswith("\n"):
+                    raw = raw[:-1]
+                return raw.rstrip("\r")
+        return self._attrs_text
+
     # ----------------------------------------------------------------- attributes
     @property
     def attrs(self) -> list[tuple[str, str]]:
         """The attributes as ``(name, value_text)`` pairs, in order."""
         if self._attrs is None:
-            self._attrs = attributes.split_attributes(self._attrs_text or "", self)
+            self._attrs = attributes.split_attributes(self.attrs_text or "", self)
         return self._attrs
 
     @attrs.setter
@@ -235,8 +283,9 @@ class Instruction:
     # ---------------------------------------------------------------------- edits
     def mark_changed(self) -> None:
         """Forget the source text so the instruction is reprinted."""
-        if self.text is not None and self._attrs is None:
+        if self._attrs is None:
             _ = self.attrs
+        self._attrs_at = -1
         self.text = None
         self._syntax = None
         self._shape_obj = None
@@ -327,7 +376,7 @@ class Computation:
 
         def deps(i: Instruction) -> list[str]:
             d = list(i.operands)
-            if i.text is None or (i._attrs_text and "control-predecessors" in i._attrs_text):
+            if i.text is None or "control-predecessors" in (i.attrs_text or ""):
                 d += i.control_predecessors
             return d
 
@@ -502,6 +551,7 @@ class Module:
         self.pieces: list[str | Computation] = []
         self.computations: list[Computation] = []
         self.style = Style()
+        self.line_starts: Sequence[int] = ()  # offset of each source line (set by the scanner)
         self.names: set[str] = set()  # every instruction name in the module
         self.added_names: set[str] = set()  # names introduced by passes
         self._fresh_counters: dict[str, int] = {}

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import gc
 import re
+from array import array
+from sys import intern
 
 from . import attributes
 from .errors import HloError, HloParseError, HloVerifyError
@@ -33,6 +35,7 @@ _SHAPE = r"(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\((?:[^()]|\([^
 _OPERAND = r"[ \t]*(?:" + _SHAPE + r"[ \t]+)?%?(" + _IDENT + r")[ \t]*"
 _OPERANDS_FULL = re.compile(r"(?:" + _OPERAND + r")(?:," + _OPERAND + r")*")
 _OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
+_NEWLINE = re.compile("\n")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + _IDENT + r")[ \t]*[({]")
@@ -40,6 +43,9 @@ _MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + _IDENT + r")")
 _CALLEE_RE = re.compile(
     r"(?:to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
     r"|branch_computations|called_computations)="
+)
+_NEW_INSTRUCTION = re.compile(
+    r"[ \t]*(?:ROOT[ \t]+)?%?" + _IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 _SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
@@ -145,7 +151,7 @@ def _scan_instruction(body: str) -> tuple:
             raise _FastFail
         operands = [mm.group(1) for mm in _OPERAND_ITER.finditer(inner)]
     column = m.start(3) + 1 - len(pct)
-    return name, pct, is_root, shape, opcode, operands, body[close + 1 :], payload, column
+    return name, pct, is_root, shape, opcode, operands, close + 1, payload, column
 
 
 def _operands_have_shapes(body: str) -> bool:
@@ -159,6 +165,42 @@ def _operands_have_shapes(body: str) -> bool:
     return bool(rest) and (rest[0] == "(" or (rest[0].islower() and "[" in rest[:12].split(" ")[0]))
 
 
+class _Lines:
+    """The lines of a text (without their "\\n"), sliced out of it on demand.
+
+    Only the start offsets are stored, so a 50 MB module does not hold a second
+    copy of itself as a list of line strings.
+    """
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = array("q", [0])
+        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        starts.append(len(text) + 1)  # sentinel: the last line has no "\n"
+        self.starts = starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, i: int) -> str:
+        if i < 0:
+            i += len(self)
+        return self.text[self.starts[i] : self.starts[i + 1] - 1]
+
+    def start(self, i: int) -> int:
+        return self.starts[i]
+
+    def end(self, j: int) -> int:
+        """Offset just past line ``j`` including its newline."""
+        return min(self.starts[j + 1], len(self.text))
+
+    def block(self, i: int, j: int) -> str:
+        """Lines i..j joined, without the final newline."""
+        return self.text[self.starts[i] : self.starts[j + 1] - 1]
+
+
 class Scanner:
     """Turns HLO text into a Module (one use per text)."""
 
@@ -166,25 +208,44 @@ class Scanner:
         self.text = text
         self.filename = filename
         self.strict = strict
-        self.lines = text.split("\n")
+        self.lines = _Lines(text)
         self.module = Module(text, filename)
+        self.module.line_starts = self.lines.starts
+        self.callers: list[Instruction] = []  # instructions with a called-computation attribute
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
-        line = self.lines[i]
-        return line if i == len(self.lines) - 1 else line + "\n"
+        return self.text[self.lines.start(i) : self.lines.end(i)]
+
+    def _raw_block(self, i: int, j: int) -> str:
+        return self.text[self.lines.start(i) : self.lines.end(j)]
 
     def error(self, cls: type[HloError], message: str, line: int, column: int | None = 1) -> HloError:
         src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
         return cls(message, filename=self.filename, line=line, column=column, source_line=src)
 
-    def _gather(self, i: int) -> int:
-        """Index of the last line of the bracket-balanced item starting at line ``i``."""
+    def _gather(self, i: int, in_body: bool = False) -> int:
+        """Index of the last line of the bracket-balanced item starting at line ``i``.
+
+        In a computation body, a line that starts a new instruction or closes
+        the body cannot continue the item: the item itself is unbalanced.
+        """
         depth = _depth_delta(self.lines[i])
         j = i
         n = len(self.lines)
         while depth > 0:
             j += 1
+            if in_body and j < n and (
+                self.lines[j].rstrip() == "}" or _NEW_INSTRUCTION.match(self.lines[j]) is not None
+            ):
+                self._grammar_error(i, i)
+                line = self.lines[i]
+                raise self.error(
+                    HloParseError,
+                    "unbalanced brackets: a bracket opened on this line is never closed",
+                    i + 1,
+                    len(line) - len(line.lstrip()) + 1,
+                )
             if j >= n:
                 raise self.error(
                     HloParseError,
@@ -202,7 +263,7 @@ class Scanner:
         """Let the grammar explain what is wrong with lines i..j (raises)."""
         from . import syntax
 
-        text = "\n".join(self.lines[i : j + 1])
+        text = self.lines.block(i, j)
         syntax.parse_instruction(text, filename=self.filename, line=i + 1)
 
     # --------------------------------------------------------------------- scan
@@ -245,13 +306,13 @@ class Scanner:
                 mod.name = m.group(1)
                 seen_header = True
                 j = self._gather(i)
-                pending.extend(self._raw(k) for k in range(i, j + 1))
+                pending.append(self._raw_block(i, j))
                 i = j + 1
                 continue
             if stripped.startswith(_SECTION_WORDS) or stripped[0].isdigit():
                 # stack-frame tables (FileNames ... StackFrames): kept verbatim
                 j = self._gather(i)
-                pending.extend(self._raw(k) for k in range(i, j + 1))
+                pending.append(self._raw_block(i, j))
                 i = j + 1
                 continue
             m = _COMP_START.match(line)
@@ -302,7 +363,7 @@ class Scanner:
         comp = Computation(
             name,
             is_entry=m.group(1) is not None,
-            head="".join(self._raw(k) for k in range(i, j + 1)),
+            head=self._raw_block(i, j),
             line=i + 1,
         )
         self.module.add_computation(comp)
@@ -329,7 +390,7 @@ class Scanner:
                 continue
             if stripped[0] == "}":
                 j = self._gather_tail(i)
-                comp.tail = "".join(prefix) + "".join(self._raw(k) for k in range(i, j + 1))
+                comp.tail = "".join(prefix) + self._raw_block(i, j)
                 i = j + 1
                 break
             delta = _depth_delta(line)
@@ -346,19 +407,23 @@ class Scanner:
                 j = i
                 body = line[:-1] if line.endswith("\r") else line
             else:
-                j = self._gather(i)
-                body = "\n".join(lines[i : j + 1]).rstrip("\r")
+                j = self._gather(i, in_body=True)
+                body = lines.block(i, j).rstrip("\r")
             try:
-                iname, pct, is_root, shape, opcode, operands, attrs_text, payload, col = _scan_instruction(body)
+                iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = _scan_instruction(body)
             except _FastFail:
-                iname, pct, is_root, shape, opcode, operands, attrs_text, payload, col = self._slow_instruction(body, i)
+                iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = self._slow_instruction(body, i)
             instr = Instruction(
-                iname, opcode, shape, operands,
+                intern(iname), intern(opcode), None if shape is None else intern(shape),
+                [intern(op) for op in operands],
                 is_root=is_root, line=i + 1, column=col,
-                text="".join(self._raw(k) for k in range(i, j + 1)) if j > i else self._raw(i),
-                attrs_text=attrs_text, payload=payload,
+                nlines=j - i + 1, attrs_at=attrs_at,
+                payload=payload,
                 prefix="".join(prefix) if prefix else "",
             )
+            instr.computation = comp
+            if _CALLEE_RE.search(body, attrs_at) is not None:
+                self.callers.append(instr)
             prefix = []
             if strict:
                 self._check_with_grammar(instr, body, i)
@@ -376,7 +441,6 @@ class Scanner:
                 if op not in by_name:
                     # a forward reference is legal in XLA; checked at the closing brace
                     forward.append((op, instr))
-            instr.computation = comp
             instructions.append(instr)
             by_name[iname] = instr
             names.add(iname)
@@ -405,16 +469,15 @@ class Scanner:
         pct = head.group(2) if head else ""
         mo = _OPCODE.search(body, head.end() if head else 0)
         payload = None
-        attrs_text = ""
+        attrs_at = len(body)
         if mo is not None:
             try:
-                close = _match_paren(body, mo.end() - 1)
+                attrs_at = _match_paren(body, mo.end() - 1)
             except _FastFail:
-                close = len(body)
-            attrs_text = body[close:]
+                pass
             if syn.opcode in _PAYLOAD_OPCODES:
-                payload = body[mo.end() : close - 1]
-        return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_text, payload, syn.column
+                payload = body[mo.end() : attrs_at - 1]
+        return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_at, payload, syn.column
 
     def _check_with_grammar(self, instr: Instruction, body: str, i: int) -> None:
         from . import syntax
@@ -439,19 +502,15 @@ class Scanner:
 
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
-        for comp in self.module.computations:
-            for instr in comp.instructions:
-                at = instr._attrs_text
-                if not at or _CALLEE_RE.search(at) is None:
-                    continue
-                for callee in instr.called_computations():
-                    if callee not in known:
-                        src = (instr.text or "").split("\n")[0]
-                        col = src.find(callee) + 1 if callee in src else instr.column
-                        raise HloVerifyError(
-                            f"'{instr.name}' calls computation '{callee}', which is not defined",
-                            filename=self.filename, line=instr.line, column=col, source_line=src,
-                        )
+        for instr in self.callers:
+            for callee in instr.called_computations():
+                if callee not in known:
+                    src = (instr.text or "").split("\n")[0]
+                    col = src.find(callee) + 1 if callee in src else instr.column
+                    raise HloVerifyError(
+                        f"'{instr.name}' calls computation '{callee}', which is not defined",
+                        filename=self.filename, line=instr.line, column=col, source_line=src,
+                    )
 
     def _detect_style(self) -> None:
         style = self.module.style

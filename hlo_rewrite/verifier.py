@@ -28,7 +28,7 @@ def verify(module: Module) -> None:
                         f"defined {where} (it must be defined before its use)",
                         filename=fname, line=instr.line or None,
                     )
-            if instr.text is None or (instr._attrs_text and "control-predecessors" in instr._attrs_text):
+            if instr.text is None or "control-predecessors" in (instr.attrs_text or ""):
                 for pred in instr.control_predecessors:
                     if pred not in comp.by_name:
                         raise HloVerifyError(
