@@ -289,9 +289,17 @@ class _Stdout:
     def __init__(self) -> None:
         self.closed = False
         self.count = 0
+        self._last = ""
+
+    @property
+    def at_line_start(self) -> bool:
+        return self._last in ("", "\n")
 
     def write(self, text: str) -> None:
-        if self.closed or not text:
+        if not text:
+            return
+        self._last = text[-1]
+        if self.closed:
             return
         try:
             write_stdout(text)
@@ -342,7 +350,16 @@ def _parse_passes(_ctx: click.Context, _param: click.Parameter, value: str | Non
         raise click.BadParameter(str(exc)) from None
 
 
+class _Command(click.Command):
+    """Keeps the raw arguments, so an internal error can show the command to report."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["hlo_rewrite.argv"] = list(args)
+        return super().parse_args(ctx, args)
+
+
 @click.command(
+    cls=_Command,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=EPILOG,
 )
@@ -484,7 +501,7 @@ def main(
         keep_input=show_diff,
     )
     err_color = _color_enabled(sys.stderr)
-    command = "hlo-rewrite " + " ".join(_shell_quote(a) for a in sys.argv[1:])
+    command = " ".join(["hlo-rewrite"] + [_shell_quote(a) for a in ctx.meta.get("hlo_rewrite.argv", [])])
     stdout = _Stdout()
     results: list[FileResult] = []
     n_changed = 0
@@ -636,8 +653,8 @@ def _deliver(res: FileResult, mode: str, output: str | None, out_dir: str | None
     else:  # stdout; several inputs are separated like --split-input-file chunks
         res.destination = "-"
         if stdout.count:
-            stdout.write("// -----\n")
-        stdout.write(text if not text or text.endswith("\n") else text + "\n")
+            stdout.write("// -----\n" if stdout.at_line_start else "\n// -----\n")
+        stdout.write(text)
         stdout.count += 1
         res.written = True
 
