@@ -1,0 +1,475 @@
+"""fuse-send-recv: a send/recv pair on one channel becomes one custom-call.
+
+The pass anchors on ``send-done`` and ``recv-done``, reaches the ``send`` /
+``recv`` through operand 0 and pairs them by ``channel_id``. A pair becomes::
+
+    %recv-done = (data, token[]) custom-call(%send-data, %send-token),
+        custom_call_target="AwsNeuronSendRecv", custom_call_has_side_effect=true,
+        ..., backend_config="channel_id=N"
+    %send-done = token[] get-tuple-element(%recv-done), index=1
+
+and the ``send`` and ``recv`` disappear. docs/passes/fuse-send-recv.md gives
+every rule: what carries over, the cases left alone, the errors, and the
+strict token checks.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from ..attributes import split_attributes
+from ..errors import HloInternalError, PassError
+from ..ir import Computation, Instruction, Module
+from ..shapes import parse_shape
+from .base import Pass, PassReport
+
+# the seed's messages, verbatim
+MISSING_CHANNEL = "Send and Recv must have channel_id"
+NESTED_TUPLE = "Cannot handle nested tuple shape"
+NON_ROOT_TUPLE = "Unexpected non-root tuple uses token"
+NON_CUSTOM_CALL_TOKEN = "Unexpected non-CustomCall op returns token"
+UNEXPECTED_USER = "Unexpected instruction type uses token"
+
+_DONE_OF = {"send": "send-done", "recv": "recv-done"}
+_KIND_OF_DONE = {"send-done": "send", "recv-done": "recv"}
+# attributes of a send-done that the get-tuple-element replacing it keeps, in XLA's order
+_KEPT_ON_SEND_DONE = ("sharding", "frontend_attributes", "statistics", "metadata", "backend_config")
+
+
+@dataclass
+class _Half:
+    """One side of a channel: the send (or recv) and its done."""
+
+    op: Instruction
+    done: Instruction
+
+
+class _Skip(Exception):
+    """A pair is left alone; the message says why."""
+
+
+class FuseSendRecv(Pass):
+    name = "fuse-send-recv"
+    description = "fuse each send/recv pair on one channel into one side-effecting custom-call"
+
+    def run_on(self, module: Module, report: PassReport) -> None:
+        for comp in self.scope(module):
+            self._run_on_computation(module, comp, report)
+
+    # ------------------------------------------------------------------ matching
+    def _run_on_computation(self, module: Module, comp: Computation, report: PassReport) -> None:
+        if not any(i.opcode in ("send", "recv", "send-done", "recv-done") for i in comp.instructions):
+            return
+        halves: dict[str, dict[int, _Half]] = {"send": {}, "recv": {}}
+        claimed: dict[str, Instruction] = {}  # send/recv name -> its done in this computation
+
+        for instr in list(comp.instructions):
+            kind = _KIND_OF_DONE.get(instr.opcode)
+            if kind is None:
+                continue
+            op = comp.get(instr.operands[0]) if instr.operands else None
+            if op is None:
+                raise _error(module, instr, f"{instr.opcode} '{instr.name}' has no operand")
+            if instr.is_host_transfer or (op.opcode in ("send", "recv") and op.is_host_transfer):
+                if op.opcode in ("send", "recv"):
+                    claimed[op.name] = instr
+                report.add_left(comp, instr, "host transfer (is_host_transfer=true)")
+                continue
+            if op.opcode == "get-tuple-element":
+                report.add_left(
+                    comp, instr,
+                    f"its {kind} is carried through a tuple ('{op.name}'): pipelined across a while loop; "
+                    f"the {kind} and the {instr.opcode} are not in one computation",
+                )
+                continue
+            if op.opcode != kind:
+                raise _error(
+                    module, instr,
+                    f"operand 0 of {instr.opcode} '{instr.name}' must be a {kind}, but '{op.name}' is a {op.opcode}",
+                )
+            if op.name in claimed:
+                raise _error(
+                    module, instr,
+                    f"{kind} '{op.name}' is completed twice: by '{claimed[op.name].name}' and by '{instr.name}'",
+                )
+            claimed[op.name] = instr
+            cid = op.channel_id
+            if cid is None:
+                raise _error(module, op, f"{MISSING_CHANNEL}: {kind} '{op.name}' has none")
+            done_cid = instr.channel_id
+            if done_cid is not None and done_cid != cid:
+                raise _error(
+                    module, instr,
+                    f"{instr.opcode} '{instr.name}' has channel_id={done_cid} but its {kind} '{op.name}' "
+                    f"has channel_id={cid}",
+                )
+            table = halves[kind]
+            if cid in table:
+                first = table[cid].op
+                raise _error(
+                    module, op,
+                    f"two {kind}s on channel_id={cid}: '{first.name}' (line {first.line}) and '{op.name}'",
+                )
+            table[cid] = _Half(op, instr)
+
+        # sends and recvs whose done is not in this computation
+        for instr in list(comp.instructions):
+            if instr.opcode not in ("send", "recv") or instr.name in claimed:
+                continue
+            if instr.is_host_transfer:
+                report.add_left(comp, instr, "host transfer (is_host_transfer=true)")
+                continue
+            if instr.channel_id is None:
+                raise _error(module, instr, f"{MISSING_CHANNEL}: {instr.opcode} '{instr.name}' has none")
+            users = comp.users(instr)
+            if users:
+                where = ", ".join(f"'{u.name}'" for u in users)
+                reason = (
+                    f"its {_DONE_OF[instr.opcode]} is not in this computation (the {instr.opcode} is used by "
+                    f"{where}): pipelined across a while loop"
+                )
+            else:
+                reason = f"it has no {_DONE_OF[instr.opcode]}"
+            report.add_left(comp, instr, reason)
+
+        # pair by channel, in the order the dones appear
+        pos = {i.name: k for k, i in enumerate(comp.instructions)}
+        pairs: list[tuple[int, _Half | None, _Half | None]] = []
+        for cid in sorted(
+            set(halves["send"]) | set(halves["recv"]),
+            key=lambda c: min(pos[h.done.name] for h in (halves["send"].get(c), halves["recv"].get(c)) if h),
+        ):
+            pairs.append((cid, halves["send"].get(cid), halves["recv"].get(cid)))
+
+        fused = False
+        for cid, send, recv in pairs:
+            if send is None or recv is None:
+                have = send or recv
+                assert have is not None
+                other = "recv" if send is not None else "send"
+                reason = f"{have.op.opcode} '{have.op.name}' has no {other} on channel_id={cid} in this computation"
+                report.add_left(comp, have.done, reason)
+                continue
+            try:
+                self._fuse(module, comp, cid, send, recv, report)
+                fused = True
+            except _Skip as why:
+                for h in (recv, send):
+                    report.add_left(comp, h.done, f"channel_id={cid}: {why}")
+        if fused:
+            _restore_order(comp)
+
+    # -------------------------------------------------------------------- fusing
+    def _fuse(
+        self, module: Module, comp: Computation, cid: int, send: _Half, recv: _Half, report: PassReport
+    ) -> None:
+        s, sd, r, rd = send.op, send.done, recv.op, recv.done
+        four = [r, rd, s, sd]
+        four_names = {i.name for i in four}
+
+        if len(s.operands) != 2:
+            raise _error(module, s, f"send '{s.name}' must have 2 operands (data, token), it has {len(s.operands)}")
+        for op, done in ((s, sd), (r, rd)):
+            others = [u.name for u in comp.users(op) if u is not done]
+            if others:
+                raise _Skip(
+                    f"{op.opcode} '{op.name}' is used by {', '.join(repr(n) for n in others)} besides its {done.opcode}"
+                )
+            if op.is_root:
+                raise _Skip(f"{op.opcode} '{op.name}' is the ROOT")
+        if rd.shape is None:
+            raise _Skip(f"the shape of recv-done '{rd.name}' is not written")
+
+        data, token = s.operands
+        # control predecessors of the four, minus the four themselves
+        preds: list[str] = []
+        for instr in four:
+            for p in instr.control_predecessors:
+                if p not in four_names and p not in preds:
+                    preds.append(p)
+        # the recv's own token orders it after that token's producer: keep that order
+        recv_token = r.operands[0] if r.operands else None
+        if recv_token is not None and recv_token not in four_names and recv_token != token and recv_token != data:
+            if recv_token not in preds:
+                preds.append(recv_token)
+
+        for dep in [data, token, *preds]:
+            node = comp.get(dep)
+            if node is not None and comp.depends_on(node, four):
+                what = "data" if dep == data else "token" if dep == token else f"control predecessor '{dep}'"
+                raise _Skip(
+                    f"fusing would create a cycle: the send's {what} ('{dep}') depends on the recv "
+                    f"or its done"
+                )
+
+        frontend = _merge_frontend_attributes(four)
+
+        if self.options.strict_tokens:
+            _strict_token_checks(module, comp, s, sd, r, rd)
+
+        pct = "%" if module.style.percent else ""
+        attrs: list[tuple[str, str]] = [
+            ("custom_call_target", '"' + c_escape(self.options.send_recv_target) + '"'),
+            ("custom_call_has_side_effect", "true"),
+        ]
+        if rd.sharding is not None:
+            attrs.append(("sharding", rd.sharding))
+        if frontend:
+            attrs.append(("frontend_attributes", frontend))
+        if preds:
+            attrs.append(("control-predecessors", "{" + ", ".join(pct + p for p in preds) + "}"))
+        metadata = next((i.metadata for i in four if i.metadata is not None), None)
+        if metadata is not None:
+            attrs.append(("metadata", metadata))
+        attrs.append(("backend_config", f'"channel_id={cid}"'))
+        custom_call = Instruction(rd.name, "custom-call", rd.shape, [data, token], attrs)
+
+        gte_attrs: list[tuple[str, str]] = [("index", "1")]
+        for key in _KEPT_ON_SEND_DONE:
+            value = sd.attr_text(key)
+            if value is not None:
+                gte_attrs.append((key, value))
+        gte = Instruction(sd.name, "get-tuple-element", "token[]", [rd.name], gte_attrs)
+
+        comp.replace_instruction(rd, custom_call)
+        comp.replace_instruction(sd, gte)
+        comp.remove_instruction(s)
+        comp.remove_instruction(r)
+        # instructions ordered after the send or the recv are now ordered after the fused op
+        comp.replace_all_uses(s.name, custom_call.name)
+        comp.replace_all_uses(r.name, custom_call.name)
+
+        target = self.options.send_recv_target
+        for old, what in ((rd, target), (sd, "get-tuple-element")):
+            report.add_rewritten(comp, old, what)
+            report.records[-1].reason = (
+                f"channel_id={cid}: send '{s.name}' and recv '{r.name}' fused into '{custom_call.name}'"
+            )
+
+
+# ---------------------------------------------------------------------- helpers
+def _error(module: Module, instr: Instruction, message: str) -> PassError:
+    """A PassError located at ``instr`` (file, line, column and source line)."""
+    source_line = None
+    if instr.text is not None:
+        source_line = instr.text.split("\n", 1)[0].rstrip("\r")
+    return PassError(
+        message,
+        filename=module.filename,
+        line=instr.line or None,
+        column=instr.column or None,
+        source_line=source_line,
+    )
+
+
+def _merge_frontend_attributes(instrs: list[Instruction]) -> str | None:
+    """The union of the frontend attributes of ``instrs`` printed as XLA does
+    (keys sorted, brace-balanced values raw, others quoted and C-escaped).
+    A key with different values on two instructions leaves the pair alone."""
+    merged: dict[str, tuple[str, Instruction]] = {}
+    for instr in instrs:
+        text = instr.attr_text("frontend_attributes")
+        if text is None:
+            continue
+        for key, value in frontend_items(text, instr):
+            if key in merged and merged[key][0] != value:
+                first_value, first = merged[key]
+                raise _Skip(
+                    f"frontend attribute '{key}' differs: {first_value!r} on '{first.name}', "
+                    f"{value!r} on '{instr.name}'"
+                )
+            merged.setdefault(key, (value, instr))
+    if not merged:
+        return None
+    items = []
+    for key in sorted(merged, key=lambda k: k.encode()):
+        value = merged[key][0]
+        items.append(f"{key}={value}" if _is_braced(value) else f'{key}="{c_escape(value)}"')
+    return "{" + ",".join(items) + "}"
+
+
+def frontend_items(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
+    """``{a="x",b={...}}`` -> ``[("a", "x"), ("b", "{...}")]`` with quoted values unescaped."""
+    inner = text.strip()
+    if not (inner.startswith("{") and inner.endswith("}")):
+        raise PassError(f"malformed frontend_attributes {text!r}", line=instr.line if instr else None)
+    inner = inner[1:-1].strip()
+    if not inner:
+        return []
+    out = []
+    for key, value in split_attributes("," + inner, instr):
+        value = value.strip()
+        if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+            value = c_unescape(value[1:-1])
+        out.append((key, value))
+    return out
+
+
+def _is_braced(value: str) -> bool:
+    """True when ``value`` is one brace-balanced ``{...}`` (XLA then prints it unquoted)."""
+    return value.startswith("{") and _closing_brace(value) == len(value) - 1
+
+
+def _closing_brace(value: str) -> int:
+    depth = 0
+    i = 0
+    while i < len(value):
+        ch = value[i]
+        if ch == '"':
+            i += 1
+            while i < len(value) and value[i] != '"':
+                i += 2 if value[i] == "\\" else 1
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "?": "?",
+            "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+
+
+def c_unescape(text: str) -> str:
+    """absl::CUnescape: C escapes (``\\n``, ``\\"``, octal, hex) to characters."""
+    if "\\" not in text:
+        return text
+    out = bytearray()
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch != "\\" or i + 1 >= n:
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt in _ESCAPES:
+            out += _ESCAPES[nxt].encode()
+            i += 2
+        elif nxt in "01234567":
+            j = i + 1
+            while j < n and j < i + 4 and text[j] in "01234567":
+                j += 1
+            out.append(int(text[i + 1 : j], 8) & 0xFF)
+            i = j
+        elif nxt == "x":
+            j = i + 2
+            while j < n and text[j] in "0123456789abcdefABCDEF":
+                j += 1
+            out.append(int(text[i + 2 : j] or "0", 16) & 0xFF)
+            i = j
+        else:
+            out += ("\\" + nxt).encode()
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+def c_escape(text: str) -> str:
+    """absl::CEscape: what XLA's printer does to a quoted string value."""
+    out = []
+    for byte in text.encode("utf-8", "surrogateescape"):
+        ch = chr(byte)
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch in "\"'\\":
+            out.append("\\" + ch)
+        elif 0x20 <= byte < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return "".join(out)
+
+
+# ------------------------------------------------------------- strict token mode
+def _returns_token(instr: Instruction) -> bool:
+    if instr.shape is not None:
+        return "token[" in instr.shape
+    return instr.opcode == "after-all"
+
+
+def _strict_token_checks(
+    module: Module, comp: Computation, s: Instruction, sd: Instruction, r: Instruction, rd: Instruction
+) -> None:
+    """The seed's four token checks (docs/passes/fuse-send-recv.md, "Strict token mode")."""
+    shape = parse_shape(rd.shape or "")
+    data = shape.tuple_shapes[0] if shape.is_tuple and shape.tuple_shapes else shape
+    if data.is_tuple and any(e.is_tuple for e in data.tuple_shapes):
+        raise _error(module, rd, f"{NESTED_TUPLE}: the data of recv-done '{rd.name}' is {rd.shape}")
+
+    pair = {s.name, sd.name, r.name, rd.name}
+    uses: list[tuple[Instruction, Instruction]] = []  # (user, token output it uses)
+    for user in comp.users(rd):
+        if user.opcode == "get-tuple-element":
+            if (user.attr_text("index") or "").strip() == "1":
+                uses.extend((u, user) for u in comp.users(user))
+        else:
+            uses.append((user, rd))
+    uses.extend((u, sd) for u in comp.users(sd))
+    seen: set[str] = set()
+    for user, source in sorted(uses, key=lambda us: comp.index_of(us[0])):
+        if user.name in pair or user.name in seen:
+            continue
+        seen.add(user.name)
+        what = f"'{user.name}' uses the token of '{source.name}'"
+        if user.opcode == "tuple":
+            if not user.is_root:
+                raise _error(module, user, f"{NON_ROOT_TUPLE}: {what}")
+        elif user.opcode == "custom-call":
+            continue
+        elif _returns_token(user):
+            raise _error(module, user, f"{NON_CUSTOM_CALL_TOKEN}: {what} and returns a token ({user.opcode})")
+        else:
+            raise _error(module, user, f"{UNEXPECTED_USER}: {what} ({user.opcode})")
+
+
+# ------------------------------------------------------------------ ordering
+def _deps(instr: Instruction) -> list[str]:
+    deps = list(instr.operands)
+    if instr.text is None or (instr._attrs_text and "control-predecessors" in instr._attrs_text):
+        deps += instr.control_predecessors
+    return deps
+
+
+def _restore_order(comp: Computation) -> None:
+    """Reorder the computation, if needed, so that every operand and control
+    predecessor stands before its user, moving as little as possible: a stable
+    topological sort keyed on the current position (the schedule of an
+    ``is_scheduled`` module is kept wherever it is still valid)."""
+    instrs = comp.instructions
+    pos = {i.name: k for k, i in enumerate(instrs)}
+    deps = [[d for d in dict.fromkeys(_deps(i)) if d in pos] for i in instrs]
+    if all(pos[d] < k for k, ds in enumerate(deps) for d in ds):
+        return
+    indegree = [len(ds) for ds in deps]
+    successors: list[list[int]] = [[] for _ in instrs]
+    for k, ds in enumerate(deps):
+        for d in ds:
+            successors[pos[d]].append(k)
+    ready = [k for k, n in enumerate(indegree) if n == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for succ in successors[k]:
+            indegree[succ] -= 1
+            if indegree[succ] == 0:
+                heapq.heappush(ready, succ)
+    if len(order) != len(instrs):
+        stuck = [instrs[k].name for k, n in enumerate(indegree) if n > 0][:5]
+        raise HloInternalError(
+            f"fuse-send-recv made a cycle in computation '{comp.name}' (involving {', '.join(stuck)})"
+        )
+    comp.instructions[:] = [instrs[k] for k in order]
+    comp._invalidate()  # the order changed: cached users are stale, the module is edited
+
+
+__all__ = ["FuseSendRecv", "c_escape", "c_unescape", "frontend_items"]
