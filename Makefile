@@ -10,9 +10,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# runtime install only (what a user gets from `pip install .`)
+# the tool and its runtime dependencies only (editable, like the test install, so the two agree;
+# tests/test_packaging.py checks that a plain, non-editable wheel install works too)
 $(VENV)/.stamp-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet .
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 # editable install with the test and lint dependencies (jax/jaxlib: XLA as the oracle)
