@@ -56,12 +56,12 @@ RECORDS: dict[str, list[tuple[str, str, str]]] = {
         ("send-done.q", "left", "pipelined across a while loop"),
         ("recv", "left", "its recv-done is not in this computation"),
         ("send", "left", "its send-done is not in this computation"),
-        ("recv-done.2", "rewritten", "channel_id=2"),
-        ("send-done.2", "rewritten", "channel_id=2"),
         ("recv-done.w", "left", "pipelined across a while loop"),
         ("send-done.w", "left", "pipelined across a while loop"),
         ("recv.0", "left", "used by 'init'"),
         ("send.0", "left", "used by 'init'"),
+        ("recv-done.2", "rewritten", "channel_id=2"),
+        ("send-done.2", "rewritten", "channel_id=2"),
     ],
     "host-transfer": [
         ("send-done.host", "left", "host transfer"),
@@ -330,6 +330,18 @@ def test_missing_channel_id_on_a_pipelined_send() -> None:
     )
     err = _raises(text, all_computations=True)
     assert err.message.startswith("Send and Recv must have channel_id: send 'send'")
+
+
+def test_an_error_in_a_later_computation_leaves_the_module_unchanged() -> None:
+    # the body's pair on channel 2 is fusable, but ENTRY's send.0 has no channel_id
+    text = read_exact(GOLDEN / "pipelined-while.hlo").replace(
+        "send(input, after-all.0), channel_id=1,", "send(input, after-all.0),"
+    )
+    module = parse_module(text, "bad.hlo")
+    with pytest.raises(PassError, match="send 'send.0' has none"):
+        FuseSendRecv(PassOptions(all_computations=True)).run(module)
+    assert not module.changed
+    assert print_module(module) == text
 
 
 def test_two_sends_on_one_channel() -> None:

@@ -54,13 +54,26 @@ class FuseSendRecv(Pass):
     description = "fuse each send/recv pair on one channel into one side-effecting custom-call"
 
     def run_on(self, module: Module, report: PassReport) -> None:
-        for comp in self.scope(module):
-            self._run_on_computation(module, comp, report)
+        # every error is raised while matching, before anything is rewritten
+        plans = [(comp, self._match(module, comp, report)) for comp in self.scope(module)]
+        for comp, pairs in plans:
+            fused = False
+            for cid, send, recv in pairs:
+                try:
+                    self._fuse(module, comp, cid, send, recv, report)
+                    fused = True
+                except _Skip as why:
+                    for h in (recv, send):
+                        report.add_left(comp, h.done, f"channel_id={cid}: {why}")
+            if fused:
+                _restore_order(comp)
 
     # ------------------------------------------------------------------ matching
-    def _run_on_computation(self, module: Module, comp: Computation, report: PassReport) -> None:
+    def _match(self, module: Module, comp: Computation, report: PassReport) -> list[tuple[int, _Half, _Half]]:
+        """The complete pairs of ``comp`` in the order their dones appear; reports
+        what is left alone and raises on what is malformed."""
         if not any(i.opcode in ("send", "recv", "send-done", "recv-done") for i in comp.instructions):
-            return
+            return []
         halves: dict[str, dict[int, _Half]] = {"send": {}, "recv": {}}
         claimed: dict[str, Instruction] = {}  # send/recv name -> its done in this computation
 
@@ -135,15 +148,12 @@ class FuseSendRecv(Pass):
 
         # pair by channel, in the order the dones appear
         pos = {i.name: k for k, i in enumerate(comp.instructions)}
-        pairs: list[tuple[int, _Half | None, _Half | None]] = []
+        pairs: list[tuple[int, _Half, _Half]] = []
         for cid in sorted(
             set(halves["send"]) | set(halves["recv"]),
             key=lambda c: min(pos[h.done.name] for h in (halves["send"].get(c), halves["recv"].get(c)) if h),
         ):
-            pairs.append((cid, halves["send"].get(cid), halves["recv"].get(cid)))
-
-        fused = False
-        for cid, send, recv in pairs:
+            send, recv = halves["send"].get(cid), halves["recv"].get(cid)
             if send is None or recv is None:
                 have = send or recv
                 assert have is not None
@@ -151,14 +161,15 @@ class FuseSendRecv(Pass):
                 reason = f"{have.op.opcode} '{have.op.name}' has no {other} on channel_id={cid} in this computation"
                 report.add_left(comp, have.done, reason)
                 continue
-            try:
-                self._fuse(module, comp, cid, send, recv, report)
-                fused = True
-            except _Skip as why:
-                for h in (recv, send):
-                    report.add_left(comp, h.done, f"channel_id={cid}: {why}")
-        if fused:
-            _restore_order(comp)
+            if len(send.op.operands) != 2:
+                raise _error(
+                    module, send.op,
+                    f"send '{send.op.name}' must have 2 operands (data, token), it has {len(send.op.operands)}",
+                )
+            if self.options.strict_tokens:
+                _strict_token_checks(module, comp, send.op, send.done, recv.op, recv.done)
+            pairs.append((cid, send, recv))
+        return pairs
 
     # -------------------------------------------------------------------- fusing
     def _fuse(
@@ -168,8 +179,6 @@ class FuseSendRecv(Pass):
         four = [r, rd, s, sd]
         four_names = {i.name for i in four}
 
-        if len(s.operands) != 2:
-            raise _error(module, s, f"send '{s.name}' must have 2 operands (data, token), it has {len(s.operands)}")
         for op, done in ((s, sd), (r, rd)):
             others = [u.name for u in comp.users(op) if u is not done]
             if others:
@@ -204,9 +213,6 @@ class FuseSendRecv(Pass):
                 )
 
         frontend = _merge_frontend_attributes(four)
-
-        if self.options.strict_tokens:
-            _strict_token_checks(module, comp, s, sd, r, rd)
 
         pct = "%" if module.style.percent else ""
         attrs: list[tuple[str, str]] = [
