@@ -373,6 +373,26 @@ def test_done_whose_operand_is_not_the_matching_op() -> None:
     assert err.line == 9
 
 
+def test_one_send_completed_twice() -> None:
+    text = SIMPLE.replace(
+        "  ROOT %data", "  %send-done.2 = token[] send-done(%send), channel_id=7\n  ROOT %data"
+    )
+    err = _raises(text)
+    assert err.message == "send 'send' is completed twice: by 'send-done' and by 'send-done.2'"
+
+
+def test_send_with_another_user_is_left_alone() -> None:
+    text = SIMPLE.replace(
+        "  ROOT %data = f32[4]{0} get-tuple-element(%recv-done), index=0",
+        "  %data = f32[4]{0} get-tuple-element(%recv-done), index=0\n"
+        "  ROOT %out = (f32[4]{0}, (f32[4]{0}, u32[], token[])) tuple(%data, %send)",
+    ).replace("-> f32[4] {", "-> (f32[4], (f32[4], u32[], token[])) {")
+    xla_oracle.xla_parse(text)
+    out, report = run(text)
+    assert out == text
+    assert "send 'send' is used by 'out' besides its send-done" in report.records[0].reason
+
+
 def test_done_channel_differs_from_its_op() -> None:
     text = SIMPLE.replace("recv-done(%recv), channel_id=7", "recv-done(%recv), channel_id=8")
     err = _raises(text)
