@@ -174,7 +174,7 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
         outputs.append(out if out is not None else "")
     else:
         for i, chunk in enumerate(chunks):
-            if chunk.is_blank:
+            if chunk.is_blank and len(chunks) > 1:  # a lone blank input is an error, as without the split
                 res.modules.append(ModuleResult(index=i, line_offset=chunk.line_offset, blank=True))
                 outputs.append(chunk.text)
                 continue
@@ -580,7 +580,7 @@ def main(
         except HloIOError as exc:
             _err(exc.render(), color=err_color)
             exit_code = worst_exit_code([exit_code, EXIT_IO])
-    if not quiet and mode in ("check", "inplace") and len(results) > 1 or (verbose and not quiet):
+    if verbose or (not quiet and mode in ("check", "inplace") and len(results) > 1):
         _err(_summary(results, mode))
     ctx.exit(exit_code)
 

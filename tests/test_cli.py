@@ -411,6 +411,15 @@ def test_split_input_file_joins_outputs_with_the_separator():
     assert len(outs) == 3 and "AwsNeuronAllReduceAdd_f32" in outs[0] and outs[1] == PLAIN and outs[2] == ""
 
 
+def test_split_input_file_blank_chunks():
+    # blank chunks next to a module pass through; a blank input is an error with or without the split
+    r = run(["--split-input-file", "--passes", "none"], input="\n// -----\n" + PLAIN)
+    assert r.exit_code == 0 and r.stdout == "\n// -----\n" + PLAIN
+    for args in (["--split-input-file"], []):
+        r = run(args + ["--passes", "none"], input="\n")
+        assert r.exit_code == 3 and "<stdin>:1:1: error: empty input" in r.stderr
+
+
 def test_without_split_a_separator_is_just_a_comment():
     r = run(["--passes", "none"], input=PLAIN + "// -----\n")
     assert r.exit_code == 0 and r.stdout == PLAIN + "// -----\n"
