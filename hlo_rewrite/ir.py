@@ -55,16 +55,12 @@ class Instruction:
         "is_root",
         "line",
         "column",
-        "_own_text",
-        "_nlines",
-        "_attrs_at",
-        "prefix",
         "computation",
         "payload",
-        "_attrs_text",
+        "_nlines",
+        "_attrs_at",
         "_attrs",
-        "_syntax",
-        "_shape_obj",
+        "_rare",
     )
 
     def __init__(
@@ -92,21 +88,77 @@ class Instruction:
         self.is_root = is_root
         self.line = line
         self.column = column
-        # the source text: given directly, or as the ``nlines`` source lines from
-        # ``line`` on (sliced from the module's source on demand, so a module
-        # holds no second copy of its text); ``attrs_at`` is where the attribute
-        # text starts, relative to the first line
-        self._own_text = text
-        self._nlines = nlines
-        self._attrs_at = attrs_at
-        self.prefix = prefix  # blank/comment lines that stand before this instruction
+        self.computation: Computation | None = None
         # the text inside the parentheses of parameter(N) and constant(literal)
         self.payload = payload
-        self.computation: Computation | None = None
-        self._attrs_text = attrs_text
+        # the source text is the ``nlines`` source lines from ``line`` on, sliced
+        # from the module's source on demand (a module holds no second copy of
+        # its text); ``attrs_at`` is where the attribute text starts, relative
+        # to the first line
+        self._nlines = nlines
+        self._attrs_at = attrs_at
         self._attrs = attrs
-        self._syntax: InstructionSyntax | None = None
-        self._shape_obj: Shape | None = None
+        # fields most instructions never use live in one dict, so that the
+        # hundreds of thousands of instructions of a big module stay small
+        self._rare: dict[str, object] | None = None
+        if text is not None:
+            self._own_text = text
+        if attrs_text is not None:
+            self._attrs_text = attrs_text
+        if prefix:
+            self.prefix = prefix
+
+    def _get(self, key: str) -> object:
+        rare = self._rare
+        return None if rare is None else rare.get(key)
+
+    def _put(self, key: str, value: object) -> None:
+        if self._rare is None:
+            if value is None or value == "":
+                return
+            self._rare = {}
+        self._rare[key] = value
+
+    @property
+    def prefix(self) -> str:
+        """Blank or comment lines that stand before this instruction, verbatim."""
+        return self._get("prefix") or ""  # type: ignore[return-value]
+
+    @prefix.setter
+    def prefix(self, value: str) -> None:
+        self._put("prefix", value)
+
+    @property
+    def _own_text(self) -> str | None:
+        return self._get("text")  # type: ignore[return-value]
+
+    @_own_text.setter
+    def _own_text(self, value: str | None) -> None:
+        self._put("text", value)
+
+    @property
+    def _attrs_text(self) -> str | None:
+        return self._get("attrs_text")  # type: ignore[return-value]
+
+    @_attrs_text.setter
+    def _attrs_text(self, value: str | None) -> None:
+        self._put("attrs_text", value)
+
+    @property
+    def _syntax(self) -> "InstructionSyntax | None":
+        return self._get("syntax")  # type: ignore[return-value]
+
+    @_syntax.setter
+    def _syntax(self, value: "InstructionSyntax | None") -> None:
+        self._put("syntax", value)
+
+    @property
+    def _shape_obj(self) -> Shape | None:
+        return self._get("shape_obj")  # type: ignore[return-value]
+
+    @_shape_obj.setter
+    def _shape_obj(self, value: Shape | None) -> None:
+        self._put("shape_obj", value)
 
     # ---------------------------------------------------------------- source text
     def _span(self) -> tuple[str, int, int] | None:
@@ -552,10 +604,20 @@ class Module:
         self.computations: list[Computation] = []
         self.style = Style()
         self.line_starts: Sequence[int] = ()  # offset of each source line (set by the scanner)
-        self.names: set[str] = set()  # every instruction name in the module
+        self._names: set[str] | None = None  # every instruction name, built on first use
         self.added_names: set[str] = set()  # names introduced by passes
         self._fresh_counters: dict[str, int] = {}
         self.edits = 0
+
+    @property
+    def names(self) -> set[str]:
+        """Every instruction name in the module (and every name handed out)."""
+        if self._names is None:
+            names: set[str] = set()
+            for comp in self.computations:
+                names.update(comp.by_name)
+            self._names = names
+        return self._names
 
     def add_computation(self, comp: Computation) -> None:
         comp.module = self

@@ -33,8 +33,12 @@ _ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[[^\]\n]*\](?:\{[^{}\n]*\})?")
 _OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
 _SHAPE = r"(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
 _OPERAND = r"[ \t]*(?:" + _SHAPE + r"[ \t]+)?%?(" + _IDENT + r")[ \t]*"
-_OPERANDS_FULL = re.compile(r"(?:" + _OPERAND + r")(?:," + _OPERAND + r")*")
 _OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
+# name = [shape] opcode(   with an array shape or none: the common case in one match
+_COMMON_HEAD = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?)[ \t]+)?([a-z][a-z0-9\-]*)\("
+)
 _NEWLINE = re.compile("\n")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
@@ -49,6 +53,7 @@ _NEW_INSTRUCTION = re.compile(
 )
 _SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
+_OPCODE_NAMES: dict[str, str] = {}  # one string object per opcode spelling
 
 
 class _FastFail(Exception):
@@ -56,7 +61,20 @@ class _FastFail(Exception):
 
 
 def _depth_delta(line: str) -> int:
-    """Opening minus closing brackets on one line, strings and comments ignored."""
+    """Opening minus closing brackets on one line, strings and comments ignored.
+
+    A line whose brackets balance when strings are counted too is taken as
+    balanced without looking inside its strings: an unbalanced line could only
+    look balanced if a string on it closed more brackets than it opened by
+    exactly the amount the line leaves open, and then the next line, read as an
+    instruction of its own, fails with a located error rather than passing.
+    """
+    d = (
+        line.count("(") + line.count("{") + line.count("[")
+        - line.count(")") - line.count("}") - line.count("]")
+    )
+    if d == 0:
+        return 0
     if '"' in line:
         line = _STRING.sub("", line)
     if "/" in line:
@@ -107,6 +125,20 @@ def _close_operands(text: str, pos: int) -> int:
 
 def _scan_instruction(body: str) -> tuple:
     """Read the skeleton of one instruction (text without its newline)."""
+    m = _COMMON_HEAD.match(body)
+    if m is not None:
+        shape = m.group(4)
+        if shape is None or shape[: shape.index("[")] in ELEMENT_TYPES:
+            opcode = m.group(5)
+            pos = m.end()
+            close = _close_operands(body, pos)
+            inner = body[pos:close]
+            if opcode in _PAYLOAD_OPCODES:
+                return m.group(3), m.group(2), m.group(1) is not None, shape, opcode, [], close + 1, inner, m.start(3) + 1 - len(m.group(2))
+            return (
+                m.group(3), m.group(2), m.group(1) is not None, shape, opcode,
+                _read_operands(inner), close + 1, None, m.start(3) + 1 - len(m.group(2)),
+            )
     m = _INSTR_HEAD.match(body)
     if m is None:
         raise _FastFail
@@ -145,13 +177,29 @@ def _scan_instruction(body: str) -> tuple:
     elif not inner.strip():
         operands = []
     else:
-        if "/*" in inner:
-            inner = _COMMENT.sub("", inner)
-        if _OPERANDS_FULL.fullmatch(inner) is None:
-            raise _FastFail
-        operands = [mm.group(1) for mm in _OPERAND_ITER.finditer(inner)]
+        operands = _read_operands(inner)
     column = m.start(3) + 1 - len(pct)
     return name, pct, is_root, shape, opcode, operands, close + 1, payload, column
+
+
+def _read_operands(inner: str) -> list[str]:
+    """Operand names from the text between an opcode's parentheses."""
+    if not inner or inner.isspace():
+        return []
+    if "/*" in inner:
+        inner = _COMMENT.sub("", inner)
+    if inner.lstrip().startswith(","):
+        raise _FastFail
+    names = []
+    pos = 0
+    for mm in _OPERAND_ITER.finditer(inner):
+        if mm.start() != pos:
+            raise _FastFail
+        names.append(mm.group(1))
+        pos = mm.end()
+    if pos != len(inner) or not names:
+        raise _FastFail
+    return names
 
 
 def _operands_have_shapes(body: str) -> bool:
@@ -370,9 +418,10 @@ class Scanner:
         i = j + 1
         prefix: list[str] = []
         forward: list[tuple[str, Instruction]] = []
+        forward_names: list[str] = []
+        opcodes = _OPCODE_NAMES
         root_seen: Instruction | None = None
         strict = self.strict
-        names = self.module.names
         by_name = comp.by_name
         instructions = comp.instructions
         while True:
@@ -413,9 +462,18 @@ class Scanner:
                 iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = _scan_instruction(body)
             except _FastFail:
                 iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = self._slow_instruction(body, i)
+            ops = []
+            for op in operands:
+                producer = by_name.get(op)
+                if producer is None:
+                    # a forward reference is legal in XLA; checked at the closing brace
+                    forward_names.append(op)
+                    ops.append(op)
+                else:
+                    ops.append(producer.name)  # share the name string
             instr = Instruction(
-                intern(iname), intern(opcode), None if shape is None else intern(shape),
-                [intern(op) for op in operands],
+                iname, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape),
+                ops,
                 is_root=is_root, line=i + 1, column=col,
                 nlines=j - i + 1, attrs_at=attrs_at,
                 payload=payload,
@@ -437,13 +495,11 @@ class Scanner:
                         i + 1, col,
                     )
                 root_seen = instr
-            for op in operands:
-                if op not in by_name:
-                    # a forward reference is legal in XLA; checked at the closing brace
-                    forward.append((op, instr))
+            if forward_names:
+                forward.extend((op, instr) for op in forward_names)
+                forward_names = []
             instructions.append(instr)
             by_name[iname] = instr
-            names.add(iname)
             i = j + 1
         if not instructions:
             raise self.error(HloVerifyError, f"computation '{name}' has no instructions", comp.line)
@@ -503,7 +559,10 @@ class Scanner:
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
         for instr in self.callers:
-            for callee in instr.called_computations():
+            attrs = instr._attrs
+            if attrs is None:
+                attrs = attributes.split_attributes(instr.attrs_text or "", instr)
+            for callee in attributes.called_computation_names(attrs):
                 if callee not in known:
                     src = (instr.text or "").split("\n")[0]
                     col = src.find(callee) + 1 if callee in src else instr.column

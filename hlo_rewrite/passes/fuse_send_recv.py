@@ -439,7 +439,7 @@ def _strict_token_checks(
 # ------------------------------------------------------------------ ordering
 def _deps(instr: Instruction) -> list[str]:
     deps = list(instr.operands)
-    if instr.text is None or (instr._attrs_text and "control-predecessors" in instr._attrs_text):
+    if instr.text is None or "control-predecessors" in (instr.attrs_text or ""):
         deps += instr.control_predecessors
     return deps
 
