@@ -554,3 +554,12 @@ def test_corpus_idempotent(corpus_results):
         if report.rewritten:
             _, report2, out2 = _run(out, all_computations=True, filename=str(path))
             assert out2 == out and report2.rewritten == [], path
+
+
+def test_malformed_collective_attribute_is_a_located_error():
+    text = _one(", replica_groups={{0,1},{2,[3]}}, to_apply=add")
+    with pytest.raises(HloError) as info:
+        _run(text, filename="bad.hlo")
+    err = info.value
+    assert err.filename == "bad.hlo" and err.line == 11
+    assert err.render().startswith("bad.hlo:11:")

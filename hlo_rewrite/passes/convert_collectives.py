@@ -63,10 +63,10 @@ def _async_wrapped(module: Module) -> dict[str, str]:
     return wrapped
 
 
-def _wrapped_collective(module: Module, instr: Instruction) -> str | None:
+def _wrapped_collective(by_name: dict[str, Computation], instr: Instruction) -> str | None:
     """For an async-start: the opcode of the collective it wraps, if any."""
     for callee in instr.called_computations():
-        comp = module.computation(callee)
+        comp = by_name.get(callee)
         if comp is not None:
             for inner in comp.instructions:
                 if inner.opcode in naming.BASES:
@@ -74,17 +74,43 @@ def _wrapped_collective(module: Module, instr: Instruction) -> str | None:
     return None
 
 
-def build_backend_config(instr: Instruction, body_name: str | None) -> dict:
+#: the attributes whose typed values go into the backend_config
+TYPED_ATTRS: tuple[str, ...] = ("channel_id", "replica_groups", "constrain_layout", "use_global_device_ids",
+                                "dimensions")
+
+
+def typed_attrs(instr: Instruction) -> dict[str, object]:
+    """Typed values of :data:`TYPED_ATTRS`, read by the grammar.
+
+    Only those attributes are handed to the grammar (long metadata and operand
+    lists are what make a full instruction parse slow); if that reduced text does
+    not parse, the whole instruction is parsed so the error points into the input.
+    """
+    from .. import syntax
+    from ..errors import HloError
+
+    parts = [f"{k}={v}" for k, v in instr.attrs if k in TYPED_ATTRS]
+    try:
+        parsed = syntax.parse_instruction(f"c = {instr.opcode}(), " + ", ".join(parts) if parts
+                                          else f"c = {instr.opcode}()")
+        return {a.name: a.value for a in parsed.attrs}
+    except HloError:
+        return {k: instr.attr(k) for k, _ in instr.attrs if k in TYPED_ATTRS}
+
+
+def build_backend_config(instr: Instruction, body_name: str | None, values: dict[str, object] | None = None) -> dict:
     """The backend_config dictionary for a collective (SPEC §3 table)."""
-    groups = instr.replica_groups
+    if values is None:
+        values = typed_attrs(instr)
+    groups = values.get("replica_groups")
     config: dict = {
-        "replica_groups": [[int(x) for x in g] for g in groups] if groups else [],
-        "channel_id": instr.channel_id,
-        "use_global_device_ids": instr.use_global_device_ids,
-        "constrain_layout": instr.constrain_layout,
+        "replica_groups": [[int(x) for x in g] for g in groups] if groups else [],  # type: ignore[attr-defined]
+        "channel_id": values.get("channel_id"),
+        "use_global_device_ids": bool(values.get("use_global_device_ids", False)),
+        "constrain_layout": bool(values.get("constrain_layout", False)),
     }
     if instr.opcode in ("reduce-scatter", "all-gather"):
-        config["dimension"] = instr.dimensions[0]  # type: ignore[index]
+        config["dimension"] = values["dimensions"][0]  # type: ignore[index]
     if instr.opcode in naming.REDUCING:
         config["to_apply"] = body_name
     written = instr.attr_text("backend_config")
@@ -106,6 +132,7 @@ class ConvertCollectivesToCustomCall(Pass):
         in_scope = {c.name for c in self.scope(module)}
         non_fusion = {c.name for c in module.non_fusion_computations()}
         wrapped = _async_wrapped(module)
+        self._computations = {c.name: c for c in module.computations}
         for comp in module.computations:
             for instr in list(comp.instructions):
                 op = instr.opcode
@@ -121,7 +148,7 @@ class ConvertCollectivesToCustomCall(Pass):
                 elif op in ASYNC_OPCODES and op.endswith("-start"):
                     report.add_left(comp, instr, f"async form '{op}' is not converted")
                 elif op == "async-start":
-                    inner = _wrapped_collective(module, instr)
+                    inner = _wrapped_collective(self._computations, instr)
                     if inner is not None:
                         report.add_left(comp, instr, f"async form: async-start wrapping {inner} is not converted")
 
@@ -143,17 +170,18 @@ class ConvertCollectivesToCustomCall(Pass):
                 report.add_left(comp, instr, "inline to_apply computation is not supported")
                 return
             body_name = written.strip().lstrip("%")
-            body = module.computation(body_name)
+            body = self._computations.get(body_name)
             if body is None:
                 raise _location_error(module, instr, f"{op} '{instr.name}': to_apply computation "
                                                      f"'{body_name}' is not defined")
+        values = typed_attrs(instr)
         if op in ("reduce-scatter", "all-gather"):
-            dims = instr.dimensions
-            if not dims or len(dims) != 1:
+            dims = values.get("dimensions")
+            if not isinstance(dims, list) or len(dims) != 1:
                 raise _location_error(module, instr, f"{op} '{instr.name}' needs exactly one dimension in "
                                                      f"dimensions={{...}}")
         target = naming.target_name(op, instr.element_type, body)
-        config = build_backend_config(instr, body_name)
+        config = build_backend_config(instr, body_name, values)
 
         attrs: list[tuple[str, str]] = [("custom_call_target", f'"{target}"')]
         for key in CARRIED_ATTRS:
@@ -161,7 +189,8 @@ class ConvertCollectivesToCustomCall(Pass):
             if value is not None:
                 attrs.append((key, value))
         attrs.append(("backend_config", naming.backend_config_text(dump_config(config))))
-        new = Instruction(instr.name, "custom-call", instr.shape, list(instr.operands), attrs,
-                          line=instr.line, column=instr.column)
-        comp.replace_instruction(instr, new)
         report.add_rewritten(comp, instr, target)
+        # Same name, shape and operands: change the instruction in place (users,
+        # control successors and the instruction's position stay as they are).
+        instr.opcode = "custom-call"
+        instr.attrs = attrs  # marks the line for reprinting

@@ -48,6 +48,7 @@ class ConvertCustomCallsToCollectives(Pass):
 
     def run_on(self, module: Module, report: PassReport) -> None:
         in_scope = {c.name for c in self.scope(module)}
+        self._computations = {c.name: c for c in module.computations}
         for comp in module.computations:
             for instr in list(comp.instructions):
                 if instr.opcode != "custom-call":
@@ -140,7 +141,7 @@ class ConvertCustomCallsToCollectives(Pass):
         if opcode == "reduce-scatter":
             attrs.append(("dimensions", "{" + str(config["dimension"]) + "}"))
         if opcode in naming.REDUCING:
-            body = module.computation(config["to_apply"])
+            body = self._computations.get(config["to_apply"])
             if body is None:
                 raise self._error(module, instr, f"backend_config names to_apply computation "
                                                  f"'{config['to_apply']}', which is not defined")
@@ -154,7 +155,6 @@ class ConvertCustomCallsToCollectives(Pass):
                 attrs.append((key, value))
         if config.get("original_backend_config"):
             attrs.append(("backend_config", naming.backend_config_text(config["original_backend_config"])))
-        new = Instruction(instr.name, opcode, instr.shape, list(instr.operands), attrs,
-                          line=instr.line, column=instr.column)
-        comp.replace_instruction(instr, new)
         report.add_rewritten(comp, instr, opcode)
+        instr.opcode = opcode  # same name, shape and operands: changed in place
+        instr.attrs = attrs  # marks the line for reprinting
