@@ -134,10 +134,15 @@ def split_attributes(text: str, instr: "Instruction | None" = None) -> list[tupl
             out.append((m.group(1), text[vstart:vend].rstrip()))
             pos = _skip_trivia(text, vend)
     except ValueError as exc:
+        comp = instr.computation if instr else None
+        module = comp.module if comp is not None else None
+        src = instr.text if instr is not None and instr.line else None
         raise HloParseError(
             f"malformed attributes: {exc}",
+            filename=module.filename if module is not None else None,
             line=instr.line if instr else None,
             column=instr.column if instr else None,
+            source_line=src.split("\n")[0] if src else None,
         ) from None
     return out
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from . import attributes
-from .errors import HloVerifyError
+from .errors import HloError, HloVerifyError
 from .shapes import Shape, element_type_of, parse_shape
 
 if TYPE_CHECKING:
@@ -325,7 +325,16 @@ class Instruction:
                     line=self.line,
                     column=self.column,
                 )
-            self._shape_obj = parse_shape(self.shape)
+            try:
+                self._shape_obj = parse_shape(self.shape)
+            except HloError as exc:  # name the place: the shape text was never checked before
+                comp = self.computation
+                mod = comp.module if comp is not None else None
+                src = self.text if self.line else None
+                exc.filename = exc.filename or (mod.filename if mod is not None else None)
+                exc.line, exc.column = exc.line or self.line or None, exc.column or self.column or None
+                exc.source_line = exc.source_line or (src.split("\n")[0] if src else None)
+                raise
         return self._shape_obj
 
     @property

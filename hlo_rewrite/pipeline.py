@@ -36,7 +36,12 @@ def run_passes(
     for name in names:
         p = get_pass(name)(options)
         before = module.edits
-        report = p.run(module)
+        try:
+            report = p.run(module)
+        except HloError as exc:  # a pass read input nobody had checked yet: name the file
+            if module.filename:
+                exc.with_filename(module.filename)
+            raise
         reports.append(report)
         if module.edits != before:
             try:

@@ -480,8 +480,8 @@ class Scanner:
                 prefix="".join(prefix) if prefix else "",
             )
             instr.computation = comp
-            if _CALLEE_RE.search(body, attrs_at) is not None:
-                self.callers.append(instr)
+            if _CALLEE_RE.search(body, attrs_at) is not None or "control-predecessors" in body:
+                self.callers.append(instr)  # names in attributes, checked once all are known
             prefix = []
             if strict:
                 self._check_with_grammar(instr, body, i)
@@ -511,6 +511,15 @@ class Scanner:
                     f"operand '{op}' of '{user.name}' is not defined in computation '{name}'",
                     filename=self.filename, line=user.line, column=col or user.column, source_line=src,
                 )
+            # XLA's parser rejects a use before the definition, and the verifier (after every
+            # pass, and in safe mode) requires definition-before-use order: reject it here
+            src = user.text.split("\n")[0] if user.text else None
+            col = (src.find(op) + 1) if src else None
+            raise HloVerifyError(
+                f"operand '{op}' of '{user.name}' is used before its definition on line "
+                f"{by_name[op].line} (each operand must be defined before its use)",
+                filename=self.filename, line=user.line, column=col or user.column, source_line=src,
+            )
         return i
 
     def _gather_tail(self, i: int) -> int:
@@ -570,6 +579,18 @@ class Scanner:
                         f"'{instr.name}' calls computation '{callee}', which is not defined",
                         filename=self.filename, line=instr.line, column=col, source_line=src,
                     )
+            for key, value in attrs:
+                if key != "control-predecessors" or instr.computation is None:
+                    continue
+                for pred in attributes.name_list(value):
+                    if pred not in instr.computation.by_name:
+                        src = (instr.text or "").split("\n")[0]
+                        col = src.find(pred) + 1 if pred in src else instr.column
+                        raise HloVerifyError(
+                            f"control predecessor '{pred}' of '{instr.name}' is not defined in "
+                            f"computation '{instr.computation.name}'",
+                            filename=self.filename, line=instr.line, column=col, source_line=src,
+                        )
 
     def _detect_style(self) -> None:
         style = self.module.style
