@@ -52,6 +52,8 @@ _NEW_INSTRUCTION = re.compile(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + _IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 _SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+#: longest broken item (characters) the grammar is asked to explain precisely
+_EXPLAIN_LIMIT = 1 << 20
 _PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
 _OPCODE_NAMES: dict[str, str] = {}  # one string object per opcode spelling
 
@@ -312,6 +314,8 @@ class Scanner:
         from . import syntax
 
         text = self.lines.block(i, j)
+        if len(text) > _EXPLAIN_LIMIT:
+            return  # the grammar needs about a minute for 10 MB: the caller's own message will do
         syntax.parse_instruction(text, filename=self.filename, line=i + 1)
 
     # --------------------------------------------------------------------- scan

@@ -54,14 +54,29 @@ class Shape:
 
     def text(self) -> str:
         """XLA's spelling of this shape (layout kept as written)."""
-        if self.is_tuple:
-            parts = []
-            for i, s in enumerate(self.tuple_shapes):
-                parts.append((f"/*index={i}*/" if i and i % 5 == 0 else "") + s.text())
-            return "(" + ", ".join(parts) + ")"
+        if not self.is_tuple:
+            return self._array_text()
+        parts: list[str] = []
+        stack: list[object] = [self]  # iterative: tuple shapes nest thousands deep
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, Shape) and item.is_tuple:
+                stack.append(")")
+                for i in range(len(item.tuple_shapes) - 1, -1, -1):
+                    stack.append(item.tuple_shapes[i])
+                    if i:
+                        stack.append(", " + (f"/*index={i}*/" if i % 5 == 0 else ""))
+                stack.append("(")
+            else:
+                parts.append(item._array_text())  # type: ignore[union-attr]
+        return "".join(parts)
+
+    def _array_text(self) -> str:
         dims = ",".join(
             ("<=" + str(d)) if dyn and d >= 0 else ("?" if dyn else str(d))
-            for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims))
+            for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims), strict=False)
         )
         layout = self.layout if (self.layout and self.dims) else ""
         return f"{self.element_type}[{dims}]{layout}"
@@ -91,13 +106,26 @@ def _parse_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
 
 
 def _parse_at(text: str, pos: int) -> tuple[Shape, int]:
+    # iterative (an explicit stack of open tuples): tuple shapes nest thousands deep
     n = len(text)
-    while pos < n and text[pos] in " \t\r\n":
-        pos += 1
-    if pos < n and text[pos] == "(":
-        pos += 1
-        elems: list[Shape] = []
-        while True:
+    stack: list[list[Shape]] = []
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos < n and text[pos] == "(":
+            stack.append([])
+            pos += 1
+        else:
+            m = _ARRAY_RE.match(text, pos)
+            if not m or m.group("ty") not in ELEMENT_TYPES:
+                raise ValueError(f"expected a shape at {text[pos:pos + 20]!r}")
+            dims, dyn = _parse_dims(m.group("dims"))
+            shape = Shape(m.group("ty"), dims, dyn, m.group("layout"))
+            pos = m.end()
+            if not stack:
+                return shape, pos
+            stack[-1].append(shape)
+        while True:  # inside a tuple: separators, comments, closing parentheses
             while pos < n and text[pos] in " \t\r\n,":
                 pos += 1
             if text.startswith("/*", pos):
@@ -107,17 +135,15 @@ def _parse_at(text: str, pos: int) -> tuple[Shape, int]:
                 pos = end + 2
                 continue
             if pos < n and text[pos] == ")":
-                return Shape("tuple", tuple_shapes=tuple(elems)), pos + 1
+                shape = Shape("tuple", tuple_shapes=tuple(stack.pop()))
+                pos += 1
+                if not stack:
+                    return shape, pos
+                stack[-1].append(shape)
+                continue
             if pos >= n:
                 raise ValueError("unterminated tuple shape")
-            elem, pos = _parse_at(text, pos)
-            elems.append(elem)
-    m = _ARRAY_RE.match(text, pos)
-    if not m or m.group("ty") not in ELEMENT_TYPES:
-        raise ValueError(f"expected a shape at {text[pos:pos + 20]!r}")
-    dims, dyn = _parse_dims(m.group("dims"))
-    layout = m.group("layout")
-    return Shape(m.group("ty"), dims, dyn, layout), m.end()
+            break
 
 
 @lru_cache(maxsize=65536)
