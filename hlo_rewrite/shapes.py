@@ -50,7 +50,10 @@ class Shape:
         if self.layout is None:
             return None
         inner = self.layout[1:-1].split(":", 1)[0].strip()
-        return tuple(int(x) for x in inner.split(",") if x.strip())
+        try:
+            return tuple(int(x) for x in inner.split(",") if x.strip())
+        except ValueError:
+            raise HloParseError(f"malformed layout {self.layout!r} in shape {self.text()!r}") from None
 
     def text(self) -> str:
         """XLA's spelling of this shape (layout kept as written)."""
