@@ -123,6 +123,33 @@ def test_malformed_shape_read_later_is_located():
     assert info.value.line == 4 and info.value.source_line == "  ROOT p = f32[8:] parameter(0)"
 
 
+#: fuzzing finds in fuse-reduce-scatter: a garbled shape or layout on a fusable reduce-scatter
+FUSABLE = Path(__file__).resolve().parent / "golden" / "fuse-reduce-scatter" / "equal_dims_interleave.hlo"
+GARBLED = {
+    "dims": ("f32[16,4]{1,0} parameter(0)", "f32[1-6,4]{1,0} parameter(0)"),
+    "layout": ("f32[16,4]{1,0} parameter(0)", "f32[16,4]{1,h} parameter(0)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GARBLED))
+def test_garbled_shape_on_a_fused_reduce_scatter_is_an_error_not_a_crash(case):
+    old, new = GARBLED[case]
+    text = FUSABLE.read_text()
+    assert old in text
+    with pytest.raises(HloError) as info:
+        _pipeline(text.replace(old, new, 1))
+    assert not isinstance(info.value, HloInternalError)
+    assert info.value.filename == "in.hlo"
+
+
+@pytest.mark.xfail(strict=True, reason="fuse-reduce-scatter reads shapes with parse_shape(instr.shape), which "
+                   "has no location; instr.shape_obj names the line")
+@pytest.mark.parametrize("case", sorted(GARBLED))
+def test_garbled_shape_on_a_fused_reduce_scatter_names_the_line(case):
+    old, new = GARBLED[case]
+    _expect_error(FUSABLE.read_text().replace(old, new, 1))
+
+
 # --------------------------------------------------------------------------- deep nesting
 
 DEPTH = 1000
