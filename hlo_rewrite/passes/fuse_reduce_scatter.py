@@ -699,7 +699,8 @@ def _apply(module: Module, comp: Computation, graph: _Graph, fusions: list[_Fusi
             out.append(new)
         result = f.result
         result.is_root, result.line, result.column = instr.is_root, instr.line, instr.column
-        result.prefix, carried = carried + instr.prefix, ""
+        # the concatenate's blank and comment lines stand before the first new line
+        (f.before or [result])[0].prefix, carried = carried + instr.prefix, ""
         result.computation = comp
         instr.computation = None
         comp.by_name[result.name] = result
