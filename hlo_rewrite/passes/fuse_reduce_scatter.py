@@ -460,8 +460,8 @@ def _check_group(graph: _Graph, concat: Instruction, ops: list[_Operand]) -> Non
                 raise _Left(f"'{x.name}' has control dependencies")
     rss = [o.rs for o in ops]
     for o in ops:
-        x = graph.get(o.rs.operands[0])
-        other = graph.depends_on(x, [r for r in rss if r is not o.rs]) if x is not None else None
+        source = graph.get(o.rs.operands[0])
+        other = graph.depends_on(source, [r for r in rss if r is not o.rs]) if source is not None else None
         if other is not None:
             raise _Left(f"the input of '{o.rs.name}' depends on '{other.name}', another reduce-scatter of the group")
 
@@ -681,26 +681,26 @@ def _apply(module: Module, comp: Computation, graph: _Graph, fusions: list[_Fusi
     out: list[Instruction] = []
     carried = ""  # blank and comment lines of removed instructions move to the next one
     for instr in comp.instructions:
-        f = by_concat.get(id(instr))
+        fusion = by_concat.get(id(instr))
         if instr.name in dead:
             carried += instr.prefix
             del comp.by_name[instr.name]
             instr.computation = None
             continue
-        if f is None:
+        if fusion is None:
             if carried:
                 instr.prefix, carried = carried + instr.prefix, ""
             out.append(instr)
             continue
-        for new in f.before:
+        for new in fusion.before:
             new.computation = comp
             comp.by_name[new.name] = new
             module.added_names.add(new.name)
             out.append(new)
-        result = f.result
+        result = fusion.result
         result.is_root, result.line, result.column = instr.is_root, instr.line, instr.column
         # the concatenate's blank and comment lines stand before the first new line
-        (f.before or [result])[0].prefix, carried = carried + instr.prefix, ""
+        (fusion.before or [result])[0].prefix, carried = carried + instr.prefix, ""
         result.computation = comp
         instr.computation = None
         comp.by_name[result.name] = result
