@@ -111,7 +111,7 @@ def _skip_trivia(text: str, pos: int) -> int:
     return pos
 
 
-def split_attributes(text: str, instr: "Instruction | None" = None) -> list[tuple[str, str]]:
+def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
     """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``."""
     out: list[tuple[str, str]] = []
     pos = _skip_trivia(text, 0)

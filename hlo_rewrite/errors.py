@@ -35,13 +35,13 @@ class HloError(Exception):
         self.column = column
         self.source_line = source_line
 
-    def with_filename(self, filename: str) -> "HloError":
+    def with_filename(self, filename: str) -> HloError:
         """Return self after setting the file name if none was known yet."""
         if self.filename is None:
             self.filename = filename
         return self
 
-    def shifted(self, line_offset: int) -> "HloError":
+    def shifted(self, line_offset: int) -> HloError:
         """Move the reported line by ``line_offset`` (for split input files)."""
         if self.line is not None:
             self.line += line_offset

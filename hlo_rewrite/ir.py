@@ -15,8 +15,9 @@ post-order) is what passes use; :mod:`hlo_rewrite.verifier` checks the result.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from . import attributes
 from .errors import HloError, HloVerifyError
@@ -145,11 +146,11 @@ class Instruction:
         self._put("attrs_text", value)
 
     @property
-    def _syntax(self) -> "InstructionSyntax | None":
+    def _syntax(self) -> InstructionSyntax | None:
         return self._get("syntax")  # type: ignore[return-value]
 
     @_syntax.setter
-    def _syntax(self, value: "InstructionSyntax | None") -> None:
+    def _syntax(self, value: InstructionSyntax | None) -> None:
         self._put("syntax", value)
 
     @property
@@ -234,7 +235,7 @@ class Instruction:
                 attrs.append((name, value_text))
         self.attrs = attrs
 
-    def syntax(self) -> "InstructionSyntax":
+    def syntax(self) -> InstructionSyntax:
         """This instruction read by the full grammar (typed attribute values)."""
         if self._syntax is None:
             from . import printer, syntax
@@ -583,6 +584,36 @@ class Computation:
                 changed.append(instr)
         self._invalidate()
         return changed
+
+    def set_instructions(self, instructions: list[Instruction]) -> None:
+        """Replace the whole instruction list at once.
+
+        For passes that rewrite many instructions in one walk (adding and
+        removing them one by one would search the list each time). Instructions
+        not yet in the computation are adopted; a name the computation did not
+        have counts as added by the pass; instructions left out are detached.
+        """
+        old_names = self.by_name
+        by_name: dict[str, Instruction] = {}
+        for instr in instructions:
+            if instr.name in by_name:
+                raise HloVerifyError(f"instruction name '{instr.name}' is used twice in '{self.name}'")
+            by_name[instr.name] = instr
+        kept = {id(i) for i in instructions}
+        for instr in self.instructions:
+            if id(instr) not in kept:
+                instr.computation = None
+        module = self.module
+        for instr in instructions:
+            if instr.computation is not self:
+                instr.computation = self
+                if module is not None and instr.name not in old_names:
+                    module.added_names.add(instr.name)
+                    if module._names is not None:
+                        module._names.add(instr.name)
+        self.instructions[:] = instructions
+        self.by_name = by_name
+        self._invalidate()
 
     def move_before(self, instr: Instruction, anchor: Instruction) -> None:
         """Move ``instr`` to stand just before ``anchor`` (keeps its text)."""

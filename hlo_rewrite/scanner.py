@@ -323,9 +323,9 @@ class Scanner:
         text = self.text
         if "\x00" in text:
             off = text.index("\x00")
-            line = text.count("\n", 0, off) + 1
-            col = off - (text.rfind("\n", 0, off) + 1) + 1
-            raise self.error(HloParseError, "NUL byte in the input: this is not HLO text", line, col)
+            nul_line = text.count("\n", 0, off) + 1
+            nul_col = off - (text.rfind("\n", 0, off) + 1) + 1
+            raise self.error(HloParseError, "NUL byte in the input: this is not HLO text", nul_line, nul_col)
         if not text.strip():
             raise HloParseError("empty input: expected an HLO module", filename=self.filename, line=1, column=1, source_line="")
         mod = self.module

@@ -35,7 +35,7 @@ class Shape:
     dims: tuple[int, ...] = ()
     dynamic: tuple[bool, ...] = ()
     layout: str | None = None  # the layout text with braces, e.g. "{1,0}"
-    tuple_shapes: tuple["Shape", ...] = field(default=())
+    tuple_shapes: tuple[Shape, ...] = field(default=())
 
     @property
     def is_tuple(self) -> bool:
@@ -60,7 +60,7 @@ class Shape:
         if not self.is_tuple:
             return self._array_text()
         parts: list[str] = []
-        stack: list[object] = [self]  # iterative: tuple shapes nest thousands deep
+        stack: list[str | Shape] = [self]  # iterative: tuple shapes nest thousands deep
         while stack:
             item = stack.pop()
             if isinstance(item, str):
@@ -73,7 +73,7 @@ class Shape:
                         stack.append(", " + (f"/*index={i}*/" if i % 5 == 0 else ""))
                 stack.append("(")
             else:
-                parts.append(item._array_text())  # type: ignore[union-attr]
+                parts.append(item._array_text())
         return "".join(parts)
 
     def _array_text(self) -> str:
@@ -84,7 +84,7 @@ class Shape:
         layout = self.layout if (self.layout and self.dims) else ""
         return f"{self.element_type}[{dims}]{layout}"
 
-    def with_dims(self, dims: tuple[int, ...]) -> "Shape":
+    def with_dims(self, dims: tuple[int, ...]) -> Shape:
         """Same element type and layout, other dimension sizes."""
         return Shape(self.element_type, tuple(dims), (False,) * len(dims), self.layout)
 

@@ -232,11 +232,11 @@ class _ValueError(Exception):
 
 
 def _start(x) -> int:
-    return x.start_pos if isinstance(x, Token) else x.start
+    return int(x.start_pos or 0) if isinstance(x, Token) else x.start
 
 
 def _end(x) -> int:
-    return x.end_pos if isinstance(x, Token) else x.end
+    return int(x.end_pos or 0) if isinstance(x, Token) else x.end
 
 
 def _span(children: list) -> _Span:
@@ -261,8 +261,8 @@ _ctx = _Ctx()
 
 def _pos(tok: Token) -> tuple[int, int]:
     """(line, column) of a token in the real file."""
-    line = tok.line
-    col = tok.column
+    line = tok.line or 1
+    col = tok.column or 1
     if line == 1:
         col += _ctx.column - 1
     return line + _ctx.line - 1, col
@@ -652,7 +652,7 @@ def _convert(e: Exception, loc: _Locator) -> HloParseError:
     if isinstance(e, _ValueError):
         return loc.error(e.message, e.pos)
     if isinstance(e, UnexpectedCharacters):
-        pos = e.pos_in_stream
+        pos = e.pos_in_stream or 0
         ch = text[pos : pos + 1]
         if ch == '"':
             return loc.error("unterminated string", pos)
@@ -685,7 +685,7 @@ def _run(text: str, start: str, filename: str | None, line: int, column: int):
     if nul >= 0:
         raise loc.error("NUL byte in input", nul)
     m = _BLANK_RE.match(text)
-    if m.end() == len(text):
+    if m is not None and m.end() == len(text):
         what = "an HLO module" if start == "start" else "an instruction"
         raise loc.error(f"empty input: expected {what}", 0)
     parser = _get_parser()

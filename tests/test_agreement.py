@@ -52,7 +52,7 @@ def test_skeleton_matches_xla_parser(path):
         theirs = xla[comp.name]
         assert len(comp.instructions) == len(theirs), comp.name
         rename = {}
-        for instr, (xname, xop, xoperands) in zip(comp.instructions, theirs):
+        for instr, (xname, xop, xoperands) in zip(comp.instructions, theirs, strict=True):
             assert _same_name(instr.name, xname), (instr.name, xname)
             rename[instr.name] = xname
             assert instr.opcode == xop, (instr.name, instr.opcode, xop)

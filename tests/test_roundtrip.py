@@ -102,7 +102,7 @@ def test_reprinted_line_matches_source_and_neighbours_untouched(corpus, relpath)
     old_lines = text.split("\n")
     new_lines = out.split("\n")
     assert len(old_lines) == len(new_lines)
-    diff = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    diff = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
     # XLA's own print of an unchanged instruction equals the dump's line
     assert diff == [], [(old_lines[i], new_lines[i]) for i in diff]
     assert instr.text is None

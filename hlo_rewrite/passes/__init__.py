@@ -6,7 +6,7 @@ so the command line starts fast and ``--list-passes`` can describe them all.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .base import Pass, PassOptions, PassReport, Record
 

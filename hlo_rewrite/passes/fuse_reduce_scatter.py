@@ -684,31 +684,21 @@ def _apply(module: Module, comp: Computation, graph: _Graph, fusions: list[_Fusi
         fusion = by_concat.get(id(instr))
         if instr.name in dead:
             carried += instr.prefix
-            del comp.by_name[instr.name]
-            instr.computation = None
             continue
         if fusion is None:
             if carried:
                 instr.prefix, carried = carried + instr.prefix, ""
             out.append(instr)
             continue
-        for new in fusion.before:
-            new.computation = comp
-            comp.by_name[new.name] = new
-            module.added_names.add(new.name)
-            out.append(new)
+        out.extend(fusion.before)
         result = fusion.result
         result.is_root, result.line, result.column = instr.is_root, instr.line, instr.column
         # the concatenate's blank and comment lines stand before the first new line
         (fusion.before or [result])[0].prefix, carried = carried + instr.prefix, ""
-        result.computation = comp
-        instr.computation = None
-        comp.by_name[result.name] = result
         out.append(result)
     if carried:
         comp.tail = carried + comp.tail
-    comp.instructions[:] = out
-    comp._invalidate()  # users and the module's change count
+    comp.set_instructions(out)
 
 
 __all__ = ["FuseReduceScatter"]

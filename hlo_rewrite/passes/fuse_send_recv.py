@@ -474,8 +474,7 @@ def _restore_order(comp: Computation) -> None:
         raise HloInternalError(
             f"fuse-send-recv made a cycle in computation '{comp.name}' (involving {', '.join(stuck)})"
         )
-    comp.instructions[:] = [instrs[k] for k in order]
-    comp._invalidate()  # the order changed: cached users are stale, the module is edited
+    comp.set_instructions([instrs[k] for k in order])
 
 
 __all__ = ["FuseSendRecv", "c_escape", "c_unescape", "frontend_items"]
