@@ -124,6 +124,7 @@ def test_malformed_shape_read_later_is_located():
 
 
 #: fuzzing finds in fuse-reduce-scatter: a garbled shape or layout on a fusable reduce-scatter
+#: (first a ValueError crash, then an error without a line; now located)
 FUSABLE = Path(__file__).resolve().parent / "golden" / "fuse-reduce-scatter" / "equal_dims_interleave.hlo"
 GARBLED = {
     "dims": ("f32[16,4]{1,0} parameter(0)", "f32[1-6,4]{1,0} parameter(0)"),
@@ -142,8 +143,6 @@ def test_garbled_shape_on_a_fused_reduce_scatter_is_an_error_not_a_crash(case):
     assert info.value.filename == "in.hlo"
 
 
-@pytest.mark.xfail(strict=True, reason="fuse-reduce-scatter reads shapes with parse_shape(instr.shape), which "
-                   "has no location; instr.shape_obj names the line")
 @pytest.mark.parametrize("case", sorted(GARBLED))
 def test_garbled_shape_on_a_fused_reduce_scatter_names_the_line(case):
     old, new = GARBLED[case]
