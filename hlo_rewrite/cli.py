@@ -107,7 +107,7 @@ class Job:
     names: tuple[str, ...]
     options: PassOptions
     strict: bool = False
-    safe: bool = True
+    safe: bool = False
     split: bool = False
     keep_input: bool = False
 
@@ -400,9 +400,10 @@ class _Command(click.Command):
 @click.option("--split-input-file", is_flag=True,
               help="Treat each input as several modules separated by '// -----' lines, and join the "
                    "outputs with the same separators.")
-@click.option("--safe/--fast", default=True, show_default=True,
+@click.option("--safe/--fast", default=False, show_default=True,
               help="Safe: re-read and verify each changed output and check a second run of the passes "
-                   "changes nothing before writing it. Fast: skip that check.")
+                   "changes nothing before writing it (costs about one more parse and pass run on files "
+                   "that change). Fast: skip that check.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Process this many files in parallel (0: one per CPU); outputs are identical to -j 1.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on standard error but errors.")

@@ -468,7 +468,7 @@ def test_report_json_schema(tmp_path):
     bad = write(tmp_path / "bad.hlo", BAD)
     rep = tmp_path / "report.json"
     r = run([str(a), str(bad), "--split-input-file", "--passes", CONVERT, "--report", str(rep),
-             "-o", str(tmp_path / "out")])
+             "--safe", "-o", str(tmp_path / "out")])
     assert r.exit_code == 3
     doc = json.loads(rep.read_text())
     assert doc["schema"] == 1 and doc["tool"] == "hlo-rewrite" and doc["version"] == __version__
@@ -574,7 +574,7 @@ def test_strict_parse(corpus):
 
 
 def test_safe_mode_catches_a_pass_that_is_not_idempotent(fake_passes):
-    r = run(["--passes", "test-grow-metadata"], input=PLAIN)
+    r = run(["--passes", "test-grow-metadata", "--safe"], input=PLAIN)
     assert r.exit_code == 5 and r.stdout == ""
     assert "second run of the passes over the output changed it" in r.stderr
     r = run(["--passes", "test-grow-metadata", "--fast"], input=PLAIN)
@@ -584,7 +584,7 @@ def test_safe_mode_catches_a_pass_that_is_not_idempotent(fake_passes):
 def test_safe_mode_catches_output_that_does_not_read_back(fake_passes, tmp_path):
     out = tmp_path / "o.hlo"
     write(out, "old\n")
-    r = run(["--passes", "test-break-shape", "-o", str(out)], input=PLAIN)
+    r = run(["--passes", "test-break-shape", "--safe", "-o", str(out)], input=PLAIN)
     assert r.exit_code == 5
     assert "does not read back" in r.stderr
     assert out.read_text() == "old\n"
