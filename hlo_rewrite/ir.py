@@ -109,6 +109,38 @@ class Instruction:
         if prefix:
             self.prefix = prefix
 
+    @classmethod
+    def from_scan(
+        cls,
+        name: str,
+        opcode: str,
+        shape: str | None,
+        operands: list[str],
+        is_root: bool,
+        line: int,
+        column: int,
+        nlines: int,
+        attrs_at: int,
+        payload: str | None,
+        computation: Computation,
+    ) -> Instruction:
+        """An instruction read from source lines (the scanner's fast constructor)."""
+        self = cls.__new__(cls)
+        self.name = name
+        self.opcode = opcode
+        self.shape = shape
+        self.operands = operands
+        self.is_root = is_root
+        self.line = line
+        self.column = column
+        self.computation = computation
+        self.payload = payload
+        self._nlines = nlines
+        self._attrs_at = attrs_at
+        self._attrs = None
+        self._rare = None
+        return self
+
     def _get(self, key: str) -> object:
         rare = self._rare
         return None if rare is None else rare.get(key)
@@ -351,8 +383,8 @@ class Instruction:
         self.text = None
         self._syntax = None
         self._shape_obj = None
-        if self.computation is not None and self.computation.module is not None:
-            self.computation.module.touch()
+        if self.computation is not None:
+            self.computation._invalidate()
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} = {self.opcode}({', '.join(self.operands)})>"
@@ -379,6 +411,10 @@ class Computation:
         self.by_name: dict[str, Instruction] = {}
         self.module: Module | None = None
         self._users: dict[str, list[Instruction]] | None = None
+        #: how many times a pass changed this computation (0: print it from source)
+        self.edits = 0
+        #: (start, end) offsets of the whole computation in the module source
+        self.source_span: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------- queries
     def __iter__(self) -> Iterator[Instruction]:
@@ -483,7 +519,10 @@ class Computation:
 
     # --------------------------------------------------------------------- edits
     def _invalidate(self) -> None:
+        """Note an edit: cached users are stale, and the computation (and its
+        module) no longer equal their source text."""
         self._users = None
+        self.edits += 1
         if self.module is not None:
             self.module.touch()
 

@@ -36,6 +36,7 @@ def run_passes(
     for name in names:
         p = get_pass(name)(options)
         before = module.edits
+        edits = {id(c): c.edits for c in module.computations}
         try:
             report = p.run(module)
         except HloError as exc:  # a pass read input nobody had checked yet: name the file
@@ -44,8 +45,9 @@ def run_passes(
             raise
         reports.append(report)
         if module.edits != before:
+            changed = [c for c in module.computations if edits.get(id(c)) != c.edits]
             try:
-                verify(module)
+                verify(module, changed)
             except HloError as exc:
                 raise HloInternalError(f"pass '{name}' left an invalid module: {exc.message}",
                                filename=module.filename) from exc

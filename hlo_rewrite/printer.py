@@ -51,6 +51,9 @@ def instruction_text(instr: Instruction, style: Style) -> str:
 
 
 def computation_text(comp: Computation, style: Style) -> str:
+    if comp.edits == 0 and comp.source_span is not None and comp.module is not None:
+        start, end = comp.source_span
+        return comp.module.source[start:end]  # untouched: one slice of the source
     parts = [comp.head]
     parts.extend(instruction_text(i, style) for i in comp.instructions)
     parts.append(comp.tail)

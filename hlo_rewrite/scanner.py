@@ -34,6 +34,9 @@ _OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
 _SHAPE = r"(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
 _OPERAND = r"[ \t]*(?:" + _SHAPE + r"[ \t]+)?%?(" + _IDENT + r")[ \t]*"
 _OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
+# operands written as bare names (XLA's default since 2025, JAX): checked in one match
+_NAMES_ONLY = re.compile(r"[ \t]*%?" + _IDENT + r"[ \t]*(?:,[ \t]*%?" + _IDENT + r"[ \t]*)*")
+_NAME_FIND = re.compile(_IDENT)
 # name = [shape] opcode(   with an array shape or none: the common case in one match
 _COMMON_HEAD = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
@@ -46,7 +49,7 @@ _COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + _IDENT + r")[ \t]*[({]")
 _MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + _IDENT + r")")
 _CALLEE_RE = re.compile(
     r"(?:to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations)="
+    r"|branch_computations|called_computations|control-predecessors)="
 )
 _NEW_INSTRUCTION = re.compile(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + _IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
@@ -129,18 +132,19 @@ def _scan_instruction(body: str) -> tuple:
     """Read the skeleton of one instruction (text without its newline)."""
     m = _COMMON_HEAD.match(body)
     if m is not None:
-        shape = m.group(4)
+        root, pct, name, shape, opcode = m.groups()
         if shape is None or shape[: shape.index("[")] in ELEMENT_TYPES:
-            opcode = m.group(5)
             pos = m.end()
             close = _close_operands(body, pos)
-            inner = body[pos:close]
+            column = m.start(3) + 1 - len(pct)
             if opcode in _PAYLOAD_OPCODES:
-                return m.group(3), m.group(2), m.group(1) is not None, shape, opcode, [], close + 1, inner, m.start(3) + 1 - len(m.group(2))
-            return (
-                m.group(3), m.group(2), m.group(1) is not None, shape, opcode,
-                _read_operands(inner), close + 1, None, m.start(3) + 1 - len(m.group(2)),
-            )
+                return name, pct, root is not None, shape, opcode, [], close + 1, body[pos:close], column
+            inner = body[pos:close]
+            if _NAMES_ONLY.fullmatch(inner) is not None:
+                operands = _NAME_FIND.findall(inner)
+            else:
+                operands = _read_operands(inner)
+            return name, pct, root is not None, shape, opcode, operands, close + 1, None, column
     m = _INSTR_HEAD.match(body)
     if m is None:
         raise _FastFail
@@ -175,7 +179,7 @@ def _scan_instruction(body: str) -> tuple:
     payload = None
     if opcode in _PAYLOAD_OPCODES:
         payload = inner
-        operands: list[str] = []
+        operands = []
     elif not inner.strip():
         operands = []
     else:
@@ -377,8 +381,10 @@ class Scanner:
             if pending:
                 mod.pieces.append("".join(pending))
                 pending = []
+            start = i
             i = self._computation(i, m, comp_names)
             comp = mod.computations[-1]
+            comp.source_span = (lines.start(start), lines.end(i - 1))
             if comp.is_entry:
                 if entry_seen:
                     raise self.error(HloVerifyError, "a second ENTRY computation: a module has only one", comp.line)
@@ -428,6 +434,9 @@ class Scanner:
         strict = self.strict
         by_name = comp.by_name
         instructions = comp.instructions
+        text = self.text
+        starts = lines.starts
+        new_instruction = Instruction.from_scan
         while True:
             if i >= n:
                 raise self.error(
@@ -435,7 +444,7 @@ class Scanner:
                     f"computation '{name}' is not closed: expected '}}' before the end of the input",
                     comp.line,
                 )
-            line = lines[i]
+            line = text[starts[i] : starts[i + 1] - 1]
             stripped = line.lstrip()
             if not stripped or stripped.startswith("//") or stripped[0] == "\r":
                 prefix.append(self._raw(i))
@@ -475,16 +484,13 @@ class Scanner:
                     ops.append(op)
                 else:
                     ops.append(producer.name)  # share the name string
-            instr = Instruction(
+            instr = new_instruction(
                 iname, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape),
-                ops,
-                is_root=is_root, line=i + 1, column=col,
-                nlines=j - i + 1, attrs_at=attrs_at,
-                payload=payload,
-                prefix="".join(prefix) if prefix else "",
+                ops, is_root, i + 1, col, j - i + 1, attrs_at, payload, comp,
             )
-            instr.computation = comp
-            if _CALLEE_RE.search(body, attrs_at) is not None or "control-predecessors" in body:
+            if prefix:
+                instr.prefix = "".join(prefix)
+            if _CALLEE_RE.search(body, attrs_at) is not None:
                 self.callers.append(instr)  # names in attributes, checked once all are known
             prefix = []
             if strict:

@@ -8,15 +8,21 @@ ROOT, and every name a pass added is unique in the whole module.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .errors import HloVerifyError
-from .ir import Module
+from .ir import Computation, Module
 
 
-def verify(module: Module) -> None:
-    """Raise :class:`HloVerifyError` on the first broken rule."""
+def verify(module: Module, computations: Iterable[Computation] | None = None) -> None:
+    """Raise :class:`HloVerifyError` on the first broken rule.
+
+    ``computations`` limits the per-computation rules to those (the ones a
+    pass changed); the uniqueness of added names is always checked.
+    """
     known = {c.name for c in module.computations}
     fname = module.filename
-    for comp in module.computations:
+    for comp in module.computations if computations is None else computations:
         defined: set[str] = set()
         roots = 0
         for instr in comp.instructions:
@@ -54,17 +60,13 @@ def verify(module: Module) -> None:
         if not comp.instructions:
             raise HloVerifyError(f"computation '{comp.name}' has no instructions", filename=fname)
     if module.added_names:
+        added = module.added_names
         seen: dict[str, str] = {}
         for comp in module.computations:
-            for instr in comp.instructions:
-                if instr.name in module.added_names:
-                    if instr.name in seen:
-                        raise HloVerifyError(
-                            f"added name '{instr.name}' is used in both '{seen[instr.name]}' and '{comp.name}'",
-                            filename=fname,
-                        )
-                    seen[instr.name] = comp.name
-        for comp in module.computations:
-            for instr in comp.instructions:
-                if instr.name in seen and instr.name not in module.added_names:
-                    raise HloVerifyError(f"added name '{instr.name}' is not unique in the module", filename=fname)
+            for name in added & comp.by_name.keys() if len(added) < len(comp.by_name) else comp.by_name.keys() & added:
+                if name in seen:
+                    raise HloVerifyError(
+                        f"added name '{name}' is used in both '{seen[name]}' and '{comp.name}'",
+                        filename=fname,
+                    )
+                seen[name] = comp.name
