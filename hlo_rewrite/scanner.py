@@ -37,6 +37,13 @@ _OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
 # operands written as bare names (XLA's default since 2025, JAX): checked in one match
 _NAMES_ONLY = re.compile(r"[ \t]*%?" + _IDENT + r"[ \t]*(?:,[ \t]*%?" + _IDENT + r"[ \t]*)*")
 _NAME_FIND = re.compile(_IDENT)
+# a whole one-line instruction whose operand list holds no parentheses:
+# ROOT, %, name, array shape or none, opcode, operand text, attribute text
+_LINE = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?)[ \t]+)?([a-z][a-z0-9\-]*)"
+    r"\(([^()\n]*)\)([^\n]*)"
+)
 # name = [shape] opcode(   with an array shape or none: the common case in one match
 _COMMON_HEAD = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
@@ -206,6 +213,18 @@ def _read_operands(inner: str) -> list[str]:
     if pos != len(inner) or not names:
         raise _FastFail
     return names
+
+
+def _line_operands(inner: str) -> list[str] | None:
+    """Operand names of a one-line instruction, or None to take the slow path."""
+    if not inner:
+        return []
+    if _NAMES_ONLY.fullmatch(inner) is not None:
+        return _NAME_FIND.findall(inner)
+    try:
+        return _read_operands(inner)
+    except _FastFail:
+        return None
 
 
 def _operands_have_shapes(body: str) -> bool:
@@ -437,6 +456,7 @@ class Scanner:
         text = self.text
         starts = lines.starts
         new_instruction = Instruction.from_scan
+        line_re = _LINE.match
         while True:
             if i >= n:
                 raise self.error(
@@ -444,7 +464,60 @@ class Scanner:
                     f"computation '{name}' is not closed: expected '}}' before the end of the input",
                     comp.line,
                 )
-            line = text[starts[i] : starts[i + 1] - 1]
+            start = starts[i]
+            lm = line_re(text, start)
+            operands = None
+            if lm is not None:
+                # the common case: one complete instruction on this line
+                root, pct, iname, shape, opcode, inner, attrs = lm.groups()
+                if (
+                    (shape is None or shape[: shape.index("[")] in ELEMENT_TYPES)
+                    and attrs.count("{") == attrs.count("}")
+                    and attrs.count("(") == attrs.count(")")
+                    and attrs.count("[") == attrs.count("]")
+                    and iname not in by_name
+                ):
+                    operands = [] if opcode in _PAYLOAD_OPCODES else _line_operands(inner)
+            if lm is not None and operands is not None:
+                ops: list[str] = []
+                for op in operands:
+                    producer = by_name.get(op)
+                    if producer is None:
+                        forward_names.append(op)  # defined later, or nowhere: checked at '}'
+                        ops.append(op)
+                    else:
+                        ops.append(producer.name)  # share the name string
+                is_root = root is not None
+                col = lm.start(3) + 1 - len(pct) - start
+                instr = new_instruction(
+                    iname, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape),
+                    ops, is_root, i + 1, col, 1, lm.start(7) - start,
+                    inner if opcode in _PAYLOAD_OPCODES else None, comp,
+                )
+                if prefix:
+                    instr.prefix = "".join(prefix)
+                    prefix = []
+                if _CALLEE_RE.search(attrs) is not None:
+                    self.callers.append(instr)
+                if strict:
+                    self._check_with_grammar(instr, lm.group().rstrip("\r"), i)
+                if is_root:
+                    if root_seen is not None:
+                        raise self.error(
+                            HloVerifyError,
+                            f"a second ROOT in computation '{name}' (the first is "
+                            f"'{root_seen.name}' on line {root_seen.line})",
+                            i + 1, col,
+                        )
+                    root_seen = instr
+                if forward_names:
+                    forward.extend((op, instr) for op in forward_names)
+                    forward_names = []
+                instructions.append(instr)
+                by_name[iname] = instr
+                i += 1
+                continue
+            line = text[start : starts[i + 1] - 1]
             stripped = line.lstrip()
             if not stripped or stripped.startswith("//") or stripped[0] == "\r":
                 prefix.append(self._raw(i))
@@ -516,19 +589,19 @@ class Scanner:
         for op, user in forward:
             if op not in by_name:
                 src = user.text.split("\n")[0] if user.text else None
-                col = (src.find(op) + 1) if src else None
                 raise HloVerifyError(
                     f"operand '{op}' of '{user.name}' is not defined in computation '{name}'",
-                    filename=self.filename, line=user.line, column=col or user.column, source_line=src,
+                    filename=self.filename, line=user.line,
+                    column=(src.find(op) + 1 if src else 0) or user.column, source_line=src,
                 )
             # XLA's parser rejects a use before the definition, and the verifier (after every
             # pass, and in safe mode) requires definition-before-use order: reject it here
             src = user.text.split("\n")[0] if user.text else None
-            col = (src.find(op) + 1) if src else None
             raise HloVerifyError(
                 f"operand '{op}' of '{user.name}' is used before its definition on line "
                 f"{by_name[op].line} (each operand must be defined before its use)",
-                filename=self.filename, line=user.line, column=col or user.column, source_line=src,
+                filename=self.filename, line=user.line,
+                column=(src.find(op) + 1 if src else 0) or user.column, source_line=src,
             )
         return i
 
