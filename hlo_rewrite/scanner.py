@@ -61,6 +61,13 @@ _CALLEE_RE = re.compile(
 _NEW_INSTRUCTION = re.compile(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + _IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
+# `, key=%name` or `, key={%a, %b}` for the attributes that name computations or instructions
+_CALLEE_VALUES = re.compile(
+    r",[ \t]*(to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
+    r"|branch_computations|called_computations|control-predecessors)="
+    r"(?:%?(" + _IDENT + r")|\{([^{}]*)\})"
+)
+_NEXT_IS_NAME = re.compile(r",[ \t]*%?" + _IDENT + r"[ \t]*(?:,|$)")
 _SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 #: longest broken item (characters) the grammar is asked to explain precisely
 _EXPLAIN_LIMIT = 1 << 20
@@ -651,6 +658,8 @@ class Scanner:
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
         for instr in self.callers:
+            if self._callees_plainly_known(instr, known):
+                continue
             attrs = instr._attrs
             if attrs is None:
                 attrs = attributes.split_attributes(instr.attrs_text or "", instr)
@@ -674,6 +683,26 @@ class Scanner:
                             f"computation '{instr.computation.name}'",
                             filename=self.filename, line=instr.line, column=col, source_line=src,
                         )
+
+    @staticmethod
+    def _callees_plainly_known(instr: Instruction, known: set[str]) -> bool:
+        """The quick check: every ``, key=value`` naming a computation or a
+        control predecessor names a known one. A match inside a string can only
+        add names to check (a name that is not known sends the instruction to
+        the proper reading), never hide a real attribute; only when the quick
+        check fails are the attributes split properly and the error located."""
+        text = instr.attrs_text or ""
+        comp = instr.computation
+        for m in _CALLEE_VALUES.finditer(text):
+            key, single, many = m.groups()
+            if key == "calls" and _NEXT_IS_NAME.match(text, m.end()):
+                return False  # `calls=%a, %b`: let the splitter read it
+            names = [single] if single else [n.strip().lstrip("%") for n in many.split(",") if n.strip()]
+            pool = comp.by_name if key == "control-predecessors" and comp is not None else known
+            for n in names:
+                if n not in pool:
+                    return False
+        return True
 
     def _detect_style(self) -> None:
         style = self.module.style

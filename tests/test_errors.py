@@ -171,3 +171,28 @@ def test_mutations_raise_only_located_hlo_errors(sources, data):
         from hlo_rewrite import print_module
 
         assert print_module(module) == text
+
+
+def test_callee_named_inside_a_string_is_not_an_error():
+    text = GOOD.replace(
+        "to_apply=%add\n",
+        'to_apply=%add, metadata={op_name="x, to_apply=%nope, branch_computations={%gone}"}\n',
+    )
+    assert parse_module(text).entry.root.to_apply == "add"
+
+
+def test_second_fusion_callee_is_checked():
+    text = (
+        "HloModule m\n\n%f (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n\n"
+        "ENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+        "  ROOT %fu = f32[] fusion(%p), kind=kLoop, calls=%f, %g\n}\n"
+    )
+    err = error_of(text)
+    assert "calls computation 'g', which is not defined" in err.message
+    assert err.line == 9
+
+
+def test_undefined_control_predecessor():
+    err = error_of(GOOD.replace("to_apply=%add\n", "to_apply=%add, control-predecessors={%p, %ghost}\n"))
+    assert "control predecessor 'ghost'" in err.message
+    assert err.line == 11
