@@ -166,3 +166,35 @@ def called_computation_names(attrs: list[tuple[str, str]]) -> list[str]:
         elif key in LIST_CALLEE_ATTRS:
             out.extend(name_list(value))
     return out
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_QUICK_CALLEE = re.compile(
+    r",[ \t]*(to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
+    r"|branch_computations|called_computations)=(?:%?(" + _IDENT + r")(?=[ \t]*(?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*=|$))"
+    r"|\{([^{}\"]*)\})"
+)
+
+
+def quick_called_computations(text: str) -> list[str] | None:
+    """Called computations read from raw attribute text with one regular
+    expression, or None when that reading cannot be trusted (a quote before
+    the last match could mean the match is inside a string): then split the
+    attributes properly. Each single name must be followed by the next
+    ``key=`` or the end, so ``calls=%a, %b`` is left to the splitter."""
+    out: list[str] = []
+    last = 0
+    for m in _QUICK_CALLEE.finditer(text):
+        _, single, many = m.groups()
+        if single:
+            out.append(single)
+        else:
+            out.extend(name_list("{" + many + "}"))
+        last = m.end()
+    if out and '"' in text[:last]:
+        return None
+    if not out and ("calls=" in text or "to_apply=" in text or "computations=" in text
+                    or "condition=" in text or "body=" in text or "select=" in text
+                    or "scatter=" in text):
+        return None
+    return out

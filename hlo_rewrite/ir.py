@@ -345,6 +345,10 @@ class Instruction:
 
     def called_computations(self) -> list[str]:
         """Names of the computations this instruction calls (to_apply, calls, body, ...)."""
+        if self._attrs is None:
+            quick = attributes.quick_called_computations(self.attrs_text or "")
+            if quick is not None:
+                return quick
         return attributes.called_computation_names(self.attrs)
 
     # ---------------------------------------------------------------------- shape
