@@ -22,6 +22,7 @@ import lark
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from . import escapes
 from .errors import HloParseError
 
 __all__ = [
@@ -128,37 +129,11 @@ def grammar_text() -> str:
 
 # --------------------------------------------------------------- value helpers
 
-_ESCAPES = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    '"': '"',
-    "'": "'",
-    "\\": "\\",
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "v": "\v",
-    "?": "?",
-}
-_ESC_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|[\s\S])")
 
 
 def c_unescape(quoted: str) -> str:
     """Decode a C-escaped string literal (with its quotes), as absl::CUnescape."""
-    body = quoted[1:-1]
-    if "\\" not in body:
-        return body
-
-    def one(m: re.Match) -> str:
-        s = m.group(1)
-        if s[0] == "x" and len(s) > 1:
-            return chr(int(s[1:], 16))
-        if s[0] in "01234567":
-            return chr(int(s, 8) & 0xFF)
-        return _ESCAPES.get(s, s)
-
-    return _ESC_RE.sub(one, body)
+    return escapes.c_unescape(quoted[1:-1])
 
 
 def expand_iota_replica_groups(

@@ -17,8 +17,9 @@ from conftest import CORPUS, read_exact
 
 from hlo_rewrite import parse_module, print_module
 from hlo_rewrite.errors import PassError
+from hlo_rewrite.escapes import c_escape, c_unescape
 from hlo_rewrite.passes import PassOptions, PassReport
-from hlo_rewrite.passes.fuse_send_recv import FuseSendRecv, c_escape, c_unescape
+from hlo_rewrite.passes.fuse_send_recv import FuseSendRecv
 from hlo_rewrite.pipeline import run_passes
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fuse-send-recv"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..attributes import split_attributes
 from ..errors import HloInternalError, PassError
+from ..escapes import c_escape, c_unescape
 from ..ir import Computation, Instruction, Module
 from ..shapes import parse_shape
 from .base import Pass, PassReport
@@ -336,64 +337,6 @@ def _closing_brace(value: str) -> int:
     return -1
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "?": "?",
-            "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-
-
-def c_unescape(text: str) -> str:
-    """absl::CUnescape: C escapes (``\\n``, ``\\"``, octal, hex) to characters."""
-    if "\\" not in text:
-        return text
-    out = bytearray()
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch != "\\" or i + 1 >= n:
-            out += ch.encode("utf-8", "surrogateescape")
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt in _ESCAPES:
-            out += _ESCAPES[nxt].encode()
-            i += 2
-        elif nxt in "01234567":
-            j = i + 1
-            while j < n and j < i + 4 and text[j] in "01234567":
-                j += 1
-            out.append(int(text[i + 1 : j], 8) & 0xFF)
-            i = j
-        elif nxt == "x":
-            j = i + 2
-            while j < n and text[j] in "0123456789abcdefABCDEF":
-                j += 1
-            out.append(int(text[i + 2 : j] or "0", 16) & 0xFF)
-            i = j
-        else:
-            out += ("\\" + nxt).encode()
-            i += 2
-    return out.decode("utf-8", "surrogateescape")
-
-
-def c_escape(text: str) -> str:
-    """absl::CEscape: what XLA's printer does to a quoted string value."""
-    out = []
-    for byte in text.encode("utf-8", "surrogateescape"):
-        ch = chr(byte)
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch in "\"'\\":
-            out.append("\\" + ch)
-        elif 0x20 <= byte < 0x7F:
-            out.append(ch)
-        else:
-            out.append(f"\\{byte:03o}")
-    return "".join(out)
-
-
 # ------------------------------------------------------------- strict token mode
 def _returns_token(instr: Instruction) -> bool:
     if instr.shape is not None:
@@ -477,4 +420,4 @@ def _restore_order(comp: Computation) -> None:
     comp.set_instructions([instrs[k] for k in order])
 
 
-__all__ = ["FuseSendRecv", "c_escape", "c_unescape", "frontend_items"]
+__all__ = ["FuseSendRecv", "frontend_items"]

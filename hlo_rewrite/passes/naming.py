@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from ..escapes import c_escape, c_unescape
 from ..ir import Computation
 
 #: opcode -> base of the target name
@@ -108,56 +109,6 @@ def required_keys(opcode: str) -> frozenset[str]:
     if opcode in REDUCING:
         keys.add("to_apply")
     return frozenset(keys)
-
-
-_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"', ord("'"): "\\'", ord("\\"): "\\\\"}
-_UNESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b",
-              "f": "\f", "v": "\v", "?": "?"}
-
-
-def c_escape(text: str) -> str:
-    """absl::CEscape, as XLA's printer applies it to string attributes."""
-    out = []
-    for byte in text.encode("utf-8"):
-        if byte in _ESCAPES:
-            out.append(_ESCAPES[byte])
-        elif byte < 0x20 or byte >= 0x7F:
-            out.append(f"\\{byte:03o}")
-        else:
-            out.append(chr(byte))
-    return "".join(out)
-
-
-def c_unescape(text: str) -> str:
-    """absl::CUnescape of the text between a string's quotes."""
-    out = bytearray()
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch != "\\" or i + 1 >= n:
-            out += ch.encode("utf-8")
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt in _UNESCAPES:
-            out += _UNESCAPES[nxt].encode()
-            i += 2
-        elif nxt in "01234567":
-            j = i + 1
-            while j < n and j < i + 4 and text[j] in "01234567":
-                j += 1
-            out.append(int(text[i + 1 : j], 8) & 0xFF)
-            i = j
-        elif nxt in "xX":
-            j = i + 2
-            while j < n and text[j] in "0123456789abcdefABCDEF":
-                j += 1
-            out.append(int(text[i + 2 : j] or "0", 16) & 0xFF)
-            i = j
-        else:
-            out += text[i : i + 2].encode("utf-8")
-            i += 2
-    return out.decode("utf-8", errors="surrogateescape")
 
 
 def lexes_as_json_dict(text: str) -> bool:
