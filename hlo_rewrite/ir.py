@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from . import attributes
 from .errors import HloError, HloVerifyError
@@ -36,6 +36,32 @@ class Style:
     index_comments: bool = False  # /*index=5*/ before every 5th operand
     indent: str = "  "
     newline: str = "\n"
+
+
+T = TypeVar("T")
+
+
+class _Rare(Generic[T]):
+    """An instruction field most instructions never set, kept in the
+    instruction's ``_rare`` dict instead of a slot of its own."""
+
+    def __init__(self, key: str, default: T | None = None) -> None:
+        self.key = key
+        self.default = default
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Rare[T]: ...
+    @overload
+    def __get__(self, obj: Instruction, owner: type) -> T: ...
+    def __get__(self, obj: Instruction | None, owner: type) -> T | _Rare[T]:
+        if obj is None:
+            return self
+        rare = obj._rare
+        value = None if rare is None else rare.get(self.key)
+        return value if value is not None else self.default  # type: ignore[return-value]
+
+    def __set__(self, obj: Instruction, value: T) -> None:
+        obj._put(self.key, value)
 
 
 class Instruction:
@@ -141,10 +167,6 @@ class Instruction:
         self._rare = None
         return self
 
-    def _get(self, key: str) -> object:
-        rare = self._rare
-        return None if rare is None else rare.get(key)
-
     def _put(self, key: str, value: object) -> None:
         if self._rare is None:
             if value is None or value == "":
@@ -152,46 +174,12 @@ class Instruction:
             self._rare = {}
         self._rare[key] = value
 
-    @property
-    def prefix(self) -> str:
-        """Blank or comment lines that stand before this instruction, verbatim."""
-        return self._get("prefix") or ""  # type: ignore[return-value]
-
-    @prefix.setter
-    def prefix(self, value: str) -> None:
-        self._put("prefix", value)
-
-    @property
-    def _own_text(self) -> str | None:
-        return self._get("text")  # type: ignore[return-value]
-
-    @_own_text.setter
-    def _own_text(self, value: str | None) -> None:
-        self._put("text", value)
-
-    @property
-    def _attrs_text(self) -> str | None:
-        return self._get("attrs_text")  # type: ignore[return-value]
-
-    @_attrs_text.setter
-    def _attrs_text(self, value: str | None) -> None:
-        self._put("attrs_text", value)
-
-    @property
-    def _syntax(self) -> InstructionSyntax | None:
-        return self._get("syntax")  # type: ignore[return-value]
-
-    @_syntax.setter
-    def _syntax(self, value: InstructionSyntax | None) -> None:
-        self._put("syntax", value)
-
-    @property
-    def _shape_obj(self) -> Shape | None:
-        return self._get("shape_obj")  # type: ignore[return-value]
-
-    @_shape_obj.setter
-    def _shape_obj(self, value: Shape | None) -> None:
-        self._put("shape_obj", value)
+    #: blank or comment lines that stand before this instruction, verbatim
+    prefix: _Rare[str] = _Rare("prefix", "")
+    _own_text: _Rare[str | None] = _Rare("text")
+    _attrs_text: _Rare[str | None] = _Rare("attrs_text")
+    _syntax: _Rare[InstructionSyntax | None] = _Rare("syntax")
+    _shape_obj: _Rare[Shape | None] = _Rare("shape_obj")
 
     # ---------------------------------------------------------------- source text
     def _span(self) -> tuple[str, int, int] | None:

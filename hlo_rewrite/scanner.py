@@ -486,81 +486,58 @@ class Scanner:
                 ):
                     operands = [] if opcode in _PAYLOAD_OPCODES else _line_operands(inner)
             if lm is not None and operands is not None:
-                ops: list[str] = []
-                for op in operands:
-                    producer = by_name.get(op)
-                    if producer is None:
-                        forward_names.append(op)  # defined later, or nowhere: checked at '}'
-                        ops.append(op)
-                    else:
-                        ops.append(producer.name)  # share the name string
+                j = i
                 is_root = root is not None
                 col = lm.start(3) + 1 - len(pct) - start
-                instr = new_instruction(
-                    iname, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape),
-                    ops, is_root, i + 1, col, 1, lm.start(7) - start,
-                    inner if opcode in _PAYLOAD_OPCODES else None, comp,
-                )
-                if prefix:
-                    instr.prefix = "".join(prefix)
-                    prefix = []
-                if _CALLEE_RE.search(attrs) is not None:
-                    self.callers.append(instr)
-                if strict:
-                    self._check_with_grammar(instr, lm.group().rstrip("\r"), i)
-                if is_root:
-                    if root_seen is not None:
-                        raise self.error(
-                            HloVerifyError,
-                            f"a second ROOT in computation '{name}' (the first is "
-                            f"'{root_seen.name}' on line {root_seen.line})",
-                            i + 1, col,
-                        )
-                    root_seen = instr
-                if forward_names:
-                    forward.extend((op, instr) for op in forward_names)
-                    forward_names = []
-                instructions.append(instr)
-                by_name[iname] = instr
-                i += 1
-                continue
-            line = text[start : starts[i + 1] - 1]
-            stripped = line.lstrip()
-            if not stripped or stripped.startswith("//") or stripped[0] == "\r":
-                prefix.append(self._raw(i))
-                i += 1
-                continue
-            if stripped[0] == "}":
-                j = self._gather_tail(i)
-                comp.tail = "".join(prefix) + self._raw_block(i, j)
-                i = j + 1
-                break
-            delta = _depth_delta(line)
-            if delta > 0 and line.rstrip().endswith("{"):
-                mc = _COMP_START.match(line)
-                if mc is not None and "=" not in line[: mc.end()]:
-                    raise self.error(
-                        HloParseError,
-                        f"computation '{name}' (line {comp.line}) is not closed: expected '}}' "
-                        f"before computation '{mc.group(2)}' starts",
-                        i + 1, len(line) - len(stripped) + 1,
-                    )
-            if delta == 0:
-                j = i
-                body = line[:-1] if line.endswith("\r") else line
+                attrs_at = lm.start(7) - start
+                payload = inner if opcode in _PAYLOAD_OPCODES else None
+                calls = _CALLEE_RE.search(attrs) is not None
+                body = lm.group().rstrip("\r") if strict else ""
             else:
-                j = self._gather(i, in_body=True)
-                body = lines.block(i, j).rstrip("\r")
-            try:
-                iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = _scan_instruction(body)
-            except _FastFail:
-                iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = self._slow_instruction(body, i)
-            ops = []
+                line = text[start : starts[i + 1] - 1]
+                stripped = line.lstrip()
+                if not stripped or stripped.startswith("//") or stripped[0] == "\r":
+                    prefix.append(self._raw(i))
+                    i += 1
+                    continue
+                if stripped[0] == "}":
+                    j = self._gather_tail(i)
+                    comp.tail = "".join(prefix) + self._raw_block(i, j)
+                    i = j + 1
+                    break
+                delta = _depth_delta(line)
+                if delta > 0 and line.rstrip().endswith("{"):
+                    mc = _COMP_START.match(line)
+                    if mc is not None and "=" not in line[: mc.end()]:
+                        raise self.error(
+                            HloParseError,
+                            f"computation '{name}' (line {comp.line}) is not closed: expected '}}' "
+                            f"before computation '{mc.group(2)}' starts",
+                            i + 1, len(line) - len(stripped) + 1,
+                        )
+                if delta == 0:
+                    j = i
+                    body = line[:-1] if line.endswith("\r") else line
+                else:
+                    j = self._gather(i, in_body=True)
+                    body = lines.block(i, j).rstrip("\r")
+                try:
+                    iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = _scan_instruction(body)
+                except _FastFail:
+                    iname, pct, is_root, shape, opcode, operands, attrs_at, payload, col = self._slow_instruction(
+                        body, i
+                    )
+                if iname in by_name:
+                    raise self.error(
+                        HloVerifyError, f"instruction '{iname}' is defined twice in computation '{name}'", i + 1, col
+                    )
+                calls = _CALLEE_RE.search(body, attrs_at) is not None
+            # both paths: build the instruction and check it against what came before
+            ops: list[str] = []
             for op in operands:
                 producer = by_name.get(op)
                 if producer is None:
-                    # a forward reference is legal in XLA; checked at the closing brace
-                    forward_names.append(op)
+                    forward_names.append(op)  # defined later, or nowhere: checked at '}'
                     ops.append(op)
                 else:
                     ops.append(producer.name)  # share the name string
@@ -570,18 +547,17 @@ class Scanner:
             )
             if prefix:
                 instr.prefix = "".join(prefix)
-            if _CALLEE_RE.search(body, attrs_at) is not None:
+                prefix = []
+            if calls:
                 self.callers.append(instr)  # names in attributes, checked once all are known
-            prefix = []
             if strict:
                 self._check_with_grammar(instr, body, i)
-            if iname in by_name:
-                raise self.error(HloVerifyError, f"instruction '{iname}' is defined twice in computation '{name}'", i + 1, col)
             if is_root:
                 if root_seen is not None:
                     raise self.error(
                         HloVerifyError,
-                        f"a second ROOT in computation '{name}' (the first is '{root_seen.name}' on line {root_seen.line})",
+                        f"a second ROOT in computation '{name}' (the first is "
+                        f"'{root_seen.name}' on line {root_seen.line})",
                         i + 1, col,
                     )
                 root_seen = instr

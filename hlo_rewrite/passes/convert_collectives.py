@@ -21,17 +21,6 @@ from ..ir import Computation, Instruction, Module
 from . import naming
 from .base import Pass, PassReport
 
-#: attributes the custom-call takes over from the collective, in XLA's
-#: custom-call printer order (after custom_call_target)
-CARRIED_ATTRS: tuple[str, ...] = (
-    "sharding",
-    "frontend_attributes",
-    "control-predecessors",
-    "statistics",
-    "origin",
-    "metadata",
-)
-
 #: attributes the backend_config (or the target name) takes over
 FOLDED_ATTRS: frozenset[str] = frozenset(
     {"channel_id", "replica_groups", "constrain_layout", "use_global_device_ids", "dimensions", "to_apply",
@@ -154,7 +143,7 @@ class ConvertCollectivesToCustomCall(Pass):
 
     def _convert(self, module: Module, comp: Computation, instr: Instruction, report: PassReport) -> None:
         op = instr.opcode
-        unknown = [k for k, _ in instr.attrs if k not in FOLDED_ATTRS and k not in CARRIED_ATTRS]
+        unknown = [k for k, _ in instr.attrs if k not in FOLDED_ATTRS and k not in naming.CARRIED_ATTRS]
         if unknown:
             report.add_left(comp, instr, f"attribute '{unknown[0]}' has no place on the custom-call")
             return
@@ -184,7 +173,7 @@ class ConvertCollectivesToCustomCall(Pass):
         config = build_backend_config(instr, body_name, values)
 
         attrs: list[tuple[str, str]] = [("custom_call_target", f'"{target}"')]
-        for key in CARRIED_ATTRS:
+        for key in naming.CARRIED_ATTRS:
             value = instr.attr_text(key)
             if value is not None:
                 attrs.append((key, value))

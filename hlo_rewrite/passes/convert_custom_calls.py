@@ -21,17 +21,6 @@ from ..ir import Computation, Instruction, Module
 from . import naming
 from .base import Pass, PassReport
 
-#: attributes a converted custom-call may carry, given back to the collective
-#: in XLA's printer order (after the opcode-specific ones and to_apply)
-CARRIED_ATTRS: tuple[str, ...] = (
-    "sharding",
-    "frontend_attributes",
-    "control-predecessors",
-    "statistics",
-    "origin",
-    "metadata",
-)
-
 
 def format_groups(groups: list[list[int]]) -> str:
     """Explicit replica groups as XLA prints them: ``{{0,1},{2,3}}``, ``{}``."""
@@ -117,7 +106,7 @@ class ConvertCustomCallsToCollectives(Pass):
         report: PassReport,
     ) -> None:
         opcode, infix, suffix = parts
-        allowed = {"custom_call_target", "backend_config", *CARRIED_ATTRS}
+        allowed = {"custom_call_target", "backend_config", *naming.CARRIED_ATTRS}
         stray = [k for k, _ in instr.attrs if k not in allowed]
         if stray:
             raise self._error(module, instr, f"attribute '{stray[0]}' cannot be carried back to {opcode}")
@@ -149,7 +138,7 @@ class ConvertCustomCallsToCollectives(Pass):
                 raise self._error(module, instr, f"target '{target}' does not match the reduction computation "
                                                  f"'{body.name}' (which gives {naming.reduce_op_infix(body)})")
             attrs.append(("to_apply", pct + body.name))
-        for key in CARRIED_ATTRS:
+        for key in naming.CARRIED_ATTRS:
             value = instr.attr_text(key)
             if value is not None:
                 attrs.append((key, value))

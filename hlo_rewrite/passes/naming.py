@@ -111,6 +111,19 @@ def required_keys(opcode: str) -> frozenset[str]:
     return frozenset(keys)
 
 
+#: attributes carried between a collective and its custom-call, in the order
+#: XLA's printer puts them after the opcode-specific ones (custom_call_target
+#: on a custom-call, to_apply on a collective)
+CARRIED_ATTRS: tuple[str, ...] = (
+    "sharding",
+    "frontend_attributes",
+    "control-predecessors",
+    "statistics",
+    "origin",
+    "metadata",
+)
+
+
 def lexes_as_json_dict(text: str) -> bool:
     """True when ``text`` is one brace-balanced ``{...}`` group (braces inside
     double-quoted strings do not count): XLA's printer then prints it raw."""
