@@ -114,9 +114,9 @@ def _skip_trivia(text: str, pos: int) -> int:
 def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
     """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``."""
     out: list[tuple[str, str]] = []
-    pos = _skip_trivia(text, 0)
     n = len(text)
     try:
+        pos = _skip_trivia(text, 0)
         while pos < n:
             if text[pos] != ",":
                 raise ValueError(f"expected ',' before {text[pos:pos + 20]!r}")

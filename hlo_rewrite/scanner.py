@@ -29,9 +29,15 @@ from .shapes import ELEMENT_TYPES
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 _INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*")
-_ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[[^\]\n]*\](?:\{[^{}\n]*\})?")
+# an array shape: element type, dimensions (sizes, `<=N`, `?`), optional layout;
+# anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
+_DIMS_LAYOUT = (
+    r"\[[0-9,<=? \t]*\]"
+    r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
+)
+_ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + _DIMS_LAYOUT)
 _OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
-_SHAPE = r"(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
+_SHAPE = r"(?:[a-z][a-z0-9]*" + _DIMS_LAYOUT + r"|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
 _OPERAND = r"[ \t]*(?:" + _SHAPE + r"[ \t]+)?%?(" + _IDENT + r")[ \t]*"
 _OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
 # operands written as bare names (XLA's default since 2025, JAX): checked in one match
@@ -41,13 +47,13 @@ _NAME_FIND = re.compile(_IDENT)
 # ROOT, %, name, array shape or none, opcode, operand text, attribute text
 _LINE = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?)[ \t]+)?([a-z][a-z0-9\-]*)"
+    r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)"
     r"\(([^()\n]*)\)([^\n]*)"
 )
 # name = [shape] opcode(   with an array shape or none: the common case in one match
 _COMMON_HEAD = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?)[ \t]+)?([a-z][a-z0-9\-]*)\("
+    r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)\("
 )
 _NEWLINE = re.compile("\n")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
@@ -61,10 +67,10 @@ _CALLEE_RE = re.compile(
 _NEW_INSTRUCTION = re.compile(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + _IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
-# `, key=%name` or `, key={%a, %b}` for the attributes that name computations or instructions
+# `, key=%name` or `, key={%a, %b}` for the attributes that name computations
 _CALLEE_VALUES = re.compile(
     r",[ \t]*(to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations|control-predecessors)="
+    r"|branch_computations|called_computations)="
     r"(?:%?(" + _IDENT + r")|\{([^{}]*)\})"
 )
 _NEXT_IS_NAME = re.compile(r",[ \t]*%?" + _IDENT + r"[ \t]*(?:,|$)")
@@ -482,6 +488,7 @@ class Scanner:
                     and attrs.count("{") == attrs.count("}")
                     and attrs.count("(") == attrs.count(")")
                     and attrs.count("[") == attrs.count("]")
+                    and "/*" not in attrs
                     and iname not in by_name
                 ):
                     operands = [] if opcode in _PAYLOAD_OPCODES else _line_operands(inner)
@@ -531,6 +538,8 @@ class Scanner:
                     raise self.error(
                         HloVerifyError, f"instruction '{iname}' is defined twice in computation '{name}'", i + 1, col
                     )
+                if "/*" in body and body.count("/*", attrs_at) > body.count("*/", attrs_at):
+                    self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls = _CALLEE_RE.search(body, attrs_at) is not None
             # both paths: build the instruction and check it against what came before
             ops: list[str] = []
@@ -662,21 +671,22 @@ class Scanner:
 
     @staticmethod
     def _callees_plainly_known(instr: Instruction, known: set[str]) -> bool:
-        """The quick check: every ``, key=value`` naming a computation or a
-        control predecessor names a known one. A match inside a string can only
+        """The quick check: every ``, key=value`` naming a computation names a
+        known one. A match inside a string can only
         add names to check (a name that is not known sends the instruction to
         the proper reading), never hide a real attribute; only when the quick
         check fails are the attributes split properly and the error located."""
         text = instr.attrs_text or ""
-        comp = instr.computation
+        if "control-predecessors" in text:
+            # rare; split so the attributes are checked as the verifier will read them
+            return False
         for m in _CALLEE_VALUES.finditer(text):
             key, single, many = m.groups()
             if key == "calls" and _NEXT_IS_NAME.match(text, m.end()):
                 return False  # `calls=%a, %b`: let the splitter read it
             names = [single] if single else [n.strip().lstrip("%") for n in many.split(",") if n.strip()]
-            pool = comp.by_name if key == "control-predecessors" and comp is not None else known
             for n in names:
-                if n not in pool:
+                if n not in known:
                     return False
         return True
 

@@ -196,3 +196,14 @@ def test_undefined_control_predecessor():
     err = error_of(GOOD.replace("to_apply=%add\n", "to_apply=%add, control-predecessors={%p, %ghost}\n"))
     assert "control predecessor 'ghost'" in err.message
     assert err.line == 11
+
+
+def test_unterminated_comment_in_attributes():
+    err = error_of(GOOD.replace("to_apply=%add\n", "to_apply=%add /* no end\n"))
+    assert "unterminated comment" in err.message and err.line == 11
+
+
+def test_garbage_in_dimensions_or_layout_is_located():
+    for bad in ("f32[8,x(]{0}", "f32[8]{0),1}"):
+        err = error_of(GOOD.replace("%p = f32[8]{0} parameter(0)", f"%p = {bad} parameter(0)"))
+        assert err.line == 10, bad

@@ -112,15 +112,24 @@ def test_undefined_control_predecessor_is_a_located_error():
     assert err.line == 5 and "'zzz'" in err.message
 
 
-def test_malformed_shape_read_later_is_located():
-    """The fast path keeps shape text raw; reading it later names the file and the line."""
+def test_malformed_shape_is_a_located_error():
+    """The scanner reads dimensions and layouts strictly; anything else is the grammar's to explain."""
     text = "HloModule m\n\nENTRY e {\n  ROOT p = f32[8:] parameter(0)\n}\n"
-    assert _pipeline(text) == text  # lossless pass-through: nothing reads the shape
+    with pytest.raises(HloError) as info:
+        parse_module(text, "in.hlo")
+    _assert_located(info.value)
+    assert info.value.line == 4 and info.value.source_line == "  ROOT p = f32[8:] parameter(0)"
+
+
+def test_malformed_shape_built_by_hand_is_located_when_read():
+    """A shape text that did not come through the scanner is checked when a pass reads it."""
+    text = "HloModule m\n\nENTRY e {\n  ROOT p = f32[8] parameter(0)\n}\n"
     instr = parse_module(text, "in.hlo").entry.root
+    instr.shape = "f32[8:]"
     with pytest.raises(HloError) as info:
         instr.shape_obj  # noqa: B018
     _assert_located(info.value)
-    assert info.value.line == 4 and info.value.source_line == "  ROOT p = f32[8:] parameter(0)"
+    assert info.value.line == 4
 
 
 #: fuzzing finds in fuse-reduce-scatter: a garbled shape or layout on a fusable reduce-scatter
