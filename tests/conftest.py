@@ -13,6 +13,22 @@ REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))  # test-support modules such as xla_oracle
 
 
+#: a small valid module with one all-reduce in ENTRY (the convert pass rewrites it)
+ALLREDUCE_MODULE = """HloModule m
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %ar = f32[8]{0} all-reduce(f32[8]{0} %p), replica_groups={{0,1}}, to_apply=%add
+}
+"""
+
+
 def corpus_dir() -> Path:
     env = os.environ.get("HLO_CORPUS")
     return Path(env) if env else REPO.parent / "shared" / "corpus"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS, read_exact
+from conftest import ALLREDUCE_MODULE, CORPUS, read_exact
 
 from hlo_rewrite import __version__, cli
 from hlo_rewrite.errors import HloInternalError
@@ -20,19 +20,7 @@ from hlo_rewrite.split import join_chunks, split_chunks
 CONVERT = "convert-collectives-to-custom-call"
 
 # one all-reduce in ENTRY: the convert pass rewrites it
-AR = """HloModule m
-
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(f32[] %a, f32[] %b)
-}
-
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-  ROOT %ar = f32[8]{0} all-reduce(f32[8]{0} %p), replica_groups={{0,1}}, to_apply=%add
-}
-"""
+AR = ALLREDUCE_MODULE
 
 # nothing for any pass to do
 PLAIN = """HloModule plain

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import read_exact
+from conftest import ALLREDUCE_MODULE, read_exact
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hlo_rewrite import HloError, parse_module
 
-GOOD = """HloModule m
-
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(f32[] %a, f32[] %b)
-}
-
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-  ROOT %ar = f32[8]{0} all-reduce(f32[8]{0} %p), replica_groups={{0,1}}, to_apply=%add
-}
-"""
+GOOD = ALLREDUCE_MODULE
 
 
 def error_of(text: str, filename: str = "bad.hlo") -> HloError:
