@@ -15,7 +15,7 @@ post-order) is what passes use; :mod:`hlo_rewrite.verifier` checks the result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, KeysView, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
@@ -399,8 +399,14 @@ class Computation:
         self.head = head  # exact text from the header line through "{\n"
         self.tail = tail  # exact text of the closing "}" line(s)
         self.line = line
-        self.instructions: list[Instruction] = []
-        self.by_name: dict[str, Instruction] = {}
+        self._instructions: list[Instruction] = []
+        self._by_name: dict[str, Instruction] = {}
+        # a computation read from text is checked at once but its instruction
+        # objects are built on first use: until then ``_lazy`` is the 0-based
+        # line of its header and ``_names_hint`` its instruction names
+        self._lazy: int | None = None
+        self._names_hint: dict[str, int] | None = None
+        self._opcodes_hint: set[str] | None = None
         self.module: Module | None = None
         self._users: dict[str, list[Instruction]] | None = None
         #: how many times a pass changed this computation (0: print it from source)
@@ -409,6 +415,42 @@ class Computation:
         self.source_span: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------- queries
+    def _materialize(self) -> None:
+        from .scanner import materialize
+
+        materialize(self)
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        """The instructions, in text order."""
+        if self._lazy is not None:
+            self._materialize()
+        return self._instructions
+
+    @property
+    def by_name(self) -> dict[str, Instruction]:
+        """Instruction name -> instruction."""
+        if self._lazy is not None:
+            self._materialize()
+        return self._by_name
+
+    @by_name.setter
+    def by_name(self, value: dict[str, Instruction]) -> None:
+        self._by_name = value
+
+    def instruction_names(self) -> KeysView[str]:
+        """The instruction names, without building instruction objects."""
+        if self._lazy is not None and self._names_hint is not None:
+            return self._names_hint.keys()
+        return self.by_name.keys()
+
+    def opcodes(self) -> set[str]:
+        """The opcodes present, without building instruction objects, so a pass
+        can skip a computation that has nothing for it."""
+        if self._lazy is not None and self._opcodes_hint is not None:
+            return self._opcodes_hint
+        return {i.opcode for i in self.instructions}
+
     def __iter__(self) -> Iterator[Instruction]:
         return iter(self.instructions)
 
@@ -686,7 +728,7 @@ class Module:
         if self._names is None:
             names: set[str] = set()
             for comp in self.computations:
-                names.update(comp.by_name)
+                names.update(comp.instruction_names())
             self._names = names
         return self._names
 
@@ -737,6 +779,8 @@ class Module:
         """Computations other than fusion bodies (those called by ``fusion`` instructions)."""
         fused: set[str] = set()
         for comp in self.computations:
+            if "fusion" not in comp.opcodes():
+                continue
             for instr in comp.instructions:
                 if instr.opcode == "fusion":
                     fused.update(instr.called_computations())

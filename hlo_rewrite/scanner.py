@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import re
 from array import array
+from collections.abc import Sequence
 from sys import intern
 
 from . import attributes
@@ -228,6 +229,12 @@ def _read_operands(inner: str) -> list[str]:
     return names
 
 
+def _name_column(line: str) -> int:
+    """1-based column of the instruction name on a line (with its '%')."""
+    m = _INSTR_HEAD.match(line)
+    return m.start(3) + 1 - len(m.group(2)) if m is not None else 1
+
+
 def _line_operands(inner: str) -> list[str] | None:
     """Operand names of a one-line instruction, or None to take the slow path."""
     if not inner:
@@ -260,11 +267,13 @@ class _Lines:
 
     __slots__ = ("text", "starts")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, starts: Sequence[int] | None = None) -> None:
         self.text = text
-        starts = array("q", [0])
-        starts.extend(m.end() for m in _NEWLINE.finditer(text))
-        starts.append(len(text) + 1)  # sentinel: the last line has no "\n"
+        if starts is None:
+            new = array("q", [0])
+            new.extend(m.end() for m in _NEWLINE.finditer(text))
+            new.append(len(text) + 1)  # sentinel: the last line has no "\n"
+            starts = new
         self.starts = starts
 
     def __len__(self) -> int:
@@ -297,7 +306,9 @@ class Scanner:
         self.lines = _Lines(text)
         self.module = Module(text, filename)
         self.module.line_starts = self.lines.starts
-        self.callers: list[Instruction] = []  # instructions with a called-computation attribute
+        # (computation, instruction name) of instructions with attributes naming
+        # computations or control predecessors, checked once all are known
+        self.callers: list[tuple[Computation, str]] = []
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
@@ -429,7 +440,13 @@ class Scanner:
         self._detect_style()
         return mod
 
-    def _computation(self, i: int, m: re.Match, comp_names: set[str]) -> int:
+    def _computation(
+        self, i: int, m: re.Match, comp_names: set[str], into: Computation | None = None
+    ) -> int:
+        """Read the computation whose header starts on line ``i``; returns the
+        line after it. Unless ``strict``, only the checks run and the
+        instruction objects are built later, on first use (``into`` is then
+        the computation to fill)."""
         lines = self.lines
         n = len(lines)
         name = m.group(2)
@@ -447,25 +464,32 @@ class Scanner:
                 raise self.error(
                     HloParseError, f"computation '{name}' is never opened with '{{'", i + 1,
                 )
-        if name in comp_names:
-            raise self.error(HloVerifyError, f"computation '{name}' is defined twice", i + 1, m.start(2) + 1)
-        comp_names.add(name)
-        comp = Computation(
-            name,
-            is_entry=m.group(1) is not None,
-            head=self._raw_block(i, j),
-            line=i + 1,
-        )
-        self.module.add_computation(comp)
+        build = self.strict or into is not None
+        if into is not None:
+            comp = into
+        else:
+            if name in comp_names:
+                raise self.error(HloVerifyError, f"computation '{name}' is defined twice", i + 1, m.start(2) + 1)
+            comp_names.add(name)
+            comp = Computation(
+                name,
+                is_entry=m.group(1) is not None,
+                head=self._raw_block(i, j),
+                line=i + 1,
+            )
+            self.module.add_computation(comp)
         i = j + 1
         prefix: list[str] = []
-        forward: list[tuple[str, Instruction]] = []
+        forward: list[tuple[str, str, int, int]] = []  # operand, user, line, column
         forward_names: list[str] = []
         opcodes = _OPCODE_NAMES
-        root_seen: Instruction | None = None
+        root_seen: tuple[str, int] | None = None  # name and line of the ROOT
         strict = self.strict
-        by_name = comp.by_name
-        instructions = comp.instructions
+        # building: name -> instruction; checking only: name -> line
+        by_name: dict = comp._by_name if build else {}
+        instructions = comp._instructions
+        count = 0
+        opcodes_seen: set[str] = set()
         text = self.text
         starts = lines.starts
         new_instruction = Instruction.from_scan
@@ -491,15 +515,23 @@ class Scanner:
                     and "/*" not in attrs
                     and iname not in by_name
                 ):
-                    operands = [] if opcode in _PAYLOAD_OPCODES else _line_operands(inner)
+                    if opcode in _PAYLOAD_OPCODES or not inner:
+                        operands = []
+                    elif _NAMES_ONLY.fullmatch(inner) is not None:
+                        operands = _NAME_FIND.findall(inner)
+                    else:
+                        operands = _line_operands(inner)  # type: ignore[assignment]
             if lm is not None and operands is not None:
                 j = i
                 is_root = root is not None
-                col = lm.start(3) + 1 - len(pct) - start
-                attrs_at = lm.start(7) - start
-                payload = inner if opcode in _PAYLOAD_OPCODES else None
                 calls = _CALLEE_RE.search(attrs) is not None
-                body = lm.group().rstrip("\r") if strict else ""
+                if build:
+                    col = lm.start(3) + 1 - len(pct) - start
+                    attrs_at = lm.start(7) - start
+                    payload = inner if opcode in _PAYLOAD_OPCODES else None
+                    body = lm.group().rstrip("\r") if strict else ""
+                else:
+                    col = 0  # worked out from the line if an error needs it
             else:
                 line = text[start : starts[i + 1] - 1]
                 stripped = line.lstrip()
@@ -541,60 +573,71 @@ class Scanner:
                 if "/*" in body and body.count("/*", attrs_at) > body.count("*/", attrs_at):
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls = _CALLEE_RE.search(body, attrs_at) is not None
-            # both paths: build the instruction and check it against what came before
-            ops: list[str] = []
-            for op in operands:
-                producer = by_name.get(op)
-                if producer is None:
-                    forward_names.append(op)  # defined later, or nowhere: checked at '}'
-                    ops.append(op)
-                else:
-                    ops.append(producer.name)  # share the name string
-            instr = new_instruction(
-                iname, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape),
-                ops, is_root, i + 1, col, j - i + 1, attrs_at, payload, comp,
-            )
-            if prefix:
-                instr.prefix = "".join(prefix)
-                prefix = []
-            if calls:
-                self.callers.append(instr)  # names in attributes, checked once all are known
-            if strict:
-                self._check_with_grammar(instr, body, i)
+            # both paths: check the instruction against what came before (and build it)
+            if build:
+                ops: list[str] = []
+                for op in operands:
+                    producer = by_name.get(op)
+                    if producer is None:
+                        forward_names.append(op)  # defined later, or nowhere: checked at '}'
+                        ops.append(op)
+                    else:
+                        ops.append(producer.name)  # share the name string
+                instr = new_instruction(
+                    iname, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape),
+                    ops, is_root, i + 1, col, j - i + 1, attrs_at, payload, comp,
+                )
+                if prefix:
+                    instr.prefix = "".join(prefix)
+                if strict:
+                    self._check_with_grammar(instr, body, i)
+                instructions.append(instr)
+                by_name[iname] = instr
+            else:
+                for op in operands:
+                    if op not in by_name:
+                        forward_names.append(op)
+                by_name[iname] = i + 1
+                opcodes_seen.add(opcode)
+            prefix = []
+            count += 1
+            if calls and into is None:
+                self.callers.append((comp, iname))  # names in attributes, checked once all are known
             if is_root:
                 if root_seen is not None:
                     raise self.error(
                         HloVerifyError,
                         f"a second ROOT in computation '{name}' (the first is "
-                        f"'{root_seen.name}' on line {root_seen.line})",
-                        i + 1, col,
+                        f"'{root_seen[0]}' on line {root_seen[1]})",
+                        i + 1, col or _name_column(lines[i]),
                     )
-                root_seen = instr
+                root_seen = (iname, i + 1)
             if forward_names:
-                forward.extend((op, instr) for op in forward_names)
+                forward.extend((op, iname, i + 1, col) for op in forward_names)
                 forward_names = []
-            instructions.append(instr)
-            by_name[iname] = instr
             i = j + 1
-        if not instructions:
+        if not count:
             raise self.error(HloVerifyError, f"computation '{name}' has no instructions", comp.line)
-        for op, user in forward:
+        for op, user, user_line, user_col in forward:
+            src = self.lines[user_line - 1]
+            column = (src.find(op) + 1) or user_col or _name_column(src)
             if op not in by_name:
-                src = user.text.split("\n")[0] if user.text else None
                 raise HloVerifyError(
-                    f"operand '{op}' of '{user.name}' is not defined in computation '{name}'",
-                    filename=self.filename, line=user.line,
-                    column=(src.find(op) + 1 if src else 0) or user.column, source_line=src,
+                    f"operand '{op}' of '{user}' is not defined in computation '{name}'",
+                    filename=self.filename, line=user_line, column=column, source_line=src,
                 )
             # XLA's parser rejects a use before the definition, and the verifier (after every
             # pass, and in safe mode) requires definition-before-use order: reject it here
-            src = user.text.split("\n")[0] if user.text else None
+            defined = by_name[op] if not build else by_name[op].line
             raise HloVerifyError(
-                f"operand '{op}' of '{user.name}' is used before its definition on line "
-                f"{by_name[op].line} (each operand must be defined before its use)",
-                filename=self.filename, line=user.line,
-                column=(src.find(op) + 1 if src else 0) or user.column, source_line=src,
+                f"operand '{op}' of '{user}' is used before its definition on line "
+                f"{defined} (each operand must be defined before its use)",
+                filename=self.filename, line=user_line, column=column, source_line=src,
             )
+        if not build:
+            comp._lazy = comp.line - 1  # built from its header line on first use
+            comp._names_hint = by_name
+            comp._opcodes_hint = opcodes_seen
         return i
 
     def _gather_tail(self, i: int) -> int:
@@ -642,9 +685,11 @@ class Scanner:
 
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
-        for instr in self.callers:
-            if self._callees_plainly_known(instr, known):
+        for comp, iname in self.callers:
+            text = self._attrs_text_of(comp, iname)
+            if self._callees_plainly_known(text, known):
                 continue
+            instr = comp.by_name[iname]  # builds the computation's instructions
             attrs = instr._attrs
             if attrs is None:
                 attrs = attributes.split_attributes(instr.attrs_text or "", instr)
@@ -669,14 +714,25 @@ class Scanner:
                             filename=self.filename, line=instr.line, column=col, source_line=src,
                         )
 
+    def _attrs_text_of(self, comp: Computation, iname: str) -> str:
+        """The attribute text of an instruction, built or not."""
+        if comp._lazy is None:
+            return comp.by_name[iname].attrs_text or ""
+        assert comp._names_hint is not None
+        i = comp._names_hint[iname] - 1
+        line = self.lines[i]
+        m = _LINE.match(line)
+        if m is not None and m.group(3) == iname:
+            return m.group(7).rstrip("\r")
+        return comp.by_name[iname].attrs_text or ""  # a rarer form: build and ask
+
     @staticmethod
-    def _callees_plainly_known(instr: Instruction, known: set[str]) -> bool:
+    def _callees_plainly_known(text: str, known: set[str]) -> bool:
         """The quick check: every ``, key=value`` naming a computation names a
         known one. A match inside a string can only
         add names to check (a name that is not known sends the instruction to
         the proper reading), never hide a real attribute; only when the quick
         check fails are the attributes split properly and the error located."""
-        text = instr.attrs_text or ""
         if "control-predecessors" in text:
             # rare; split so the attributes are checked as the verifier will read them
             return False
@@ -712,6 +768,32 @@ class Scanner:
                 continue
             break
         style.index_comments = ("/*index=" in self.text) or style.percent
+
+
+def materialize(comp: Computation) -> None:
+    """Build the instruction objects of a computation that was only checked."""
+    module = comp.module
+    assert module is not None and comp._lazy is not None
+    header = comp._lazy
+    comp._lazy = None
+    scanner = Scanner.__new__(Scanner)
+    scanner.text = module.source
+    scanner.filename = module.filename
+    scanner.strict = False
+    scanner.lines = _Lines(module.source, module.line_starts)
+    scanner.module = module
+    scanner.callers = []
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        m = _COMP_START.match(scanner.lines[header])
+        assert m is not None
+        scanner._computation(header, m, set(), into=comp)
+    finally:
+        if was_enabled:
+            gc.enable()
+    comp._names_hint = None
+    comp._opcodes_hint = None
 
 
 def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:

@@ -63,7 +63,7 @@ def verify(module: Module, computations: Iterable[Computation] | None = None) ->
         added = module.added_names
         seen: dict[str, str] = {}
         for comp in module.computations:
-            for name in added & comp.by_name.keys() if len(added) < len(comp.by_name) else comp.by_name.keys() & added:
+            for name in added & comp.instruction_names():
                 if name in seen:
                     raise HloVerifyError(
                         f"added name '{name}' is used in both '{seen[name]}' and '{comp.name}'",

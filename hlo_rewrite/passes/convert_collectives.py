@@ -45,6 +45,8 @@ def _async_wrapped(module: Module) -> dict[str, str]:
     """Computation name -> name of the async-start that wraps it."""
     wrapped: dict[str, str] = {}
     for comp in module.computations:
+        if "async-start" not in comp.opcodes():
+            continue
         for instr in comp.instructions:
             if instr.opcode == "async-start":
                 for callee in instr.called_computations():
@@ -122,7 +124,10 @@ class ConvertCollectivesToCustomCall(Pass):
         non_fusion = {c.name for c in module.non_fusion_computations()}
         wrapped = _async_wrapped(module)
         self._computations = {c.name: c for c in module.computations}
+        relevant = set(naming.BASES) | set(ASYNC_OPCODES) | {"async-start"}
         for comp in module.computations:
+            if relevant.isdisjoint(comp.opcodes()):
+                continue  # nothing to convert or report: its instructions need not be built
             for instr in list(comp.instructions):
                 op = instr.opcode
                 if op in naming.BASES:

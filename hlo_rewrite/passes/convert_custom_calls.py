@@ -39,6 +39,8 @@ class ConvertCustomCallsToCollectives(Pass):
         in_scope = {c.name for c in self.scope(module)}
         self._computations = {c.name: c for c in module.computations}
         for comp in module.computations:
+            if "custom-call" not in comp.opcodes():
+                continue
             for instr in list(comp.instructions):
                 if instr.opcode != "custom-call":
                     continue
