@@ -40,6 +40,13 @@ class Style:
 
 T = TypeVar("T")
 
+#: opcodes whose instructions the reader remembers by name and line for each
+#: computation, so passes can find them without building every instruction
+NOTED_OPCODES: frozenset[str] = frozenset(
+    {"all-reduce", "all-gather", "reduce-scatter", "custom-call", "concatenate",
+     "send", "recv", "send-done", "recv-done", "fusion", "async-start"}
+)
+
 
 class _Rare(Generic[T]):
     """An instruction field most instructions never set, kept in the
@@ -407,6 +414,7 @@ class Computation:
         self._lazy: int | None = None
         self._names_hint: dict[str, int] | None = None
         self._opcodes_hint: set[str] | None = None
+        self._noted_hint: list[tuple[str, str, int]] | None = None
         self.module: Module | None = None
         self._users: dict[str, list[Instruction]] | None = None
         #: how many times a pass changed this computation (0: print it from source)
@@ -443,6 +451,15 @@ class Computation:
         if self._lazy is not None and self._names_hint is not None:
             return self._names_hint.keys()
         return self.by_name.keys()
+
+    def find(self, opcodes: set[str] | frozenset[str]) -> list[tuple[str, str, int]]:
+        """``(name, opcode, line)`` of every instruction with one of ``opcodes``
+        (a subset of :data:`NOTED_OPCODES`), without building instruction
+        objects when they are not built yet."""
+        if self._lazy is not None and self._noted_hint is not None:
+            assert opcodes <= NOTED_OPCODES
+            return [t for t in self._noted_hint if t[1] in opcodes]
+        return [(i.name, i.opcode, i.line) for i in self.instructions if i.opcode in opcodes]
 
     def opcodes(self) -> set[str]:
         """The opcodes present, without building instruction objects, so a pass

@@ -25,7 +25,7 @@ from sys import intern
 
 from . import attributes
 from .errors import HloError, HloParseError, HloVerifyError
-from .ir import Computation, Instruction, Module
+from .ir import NOTED_OPCODES, Computation, Instruction, Module
 from .shapes import ELEMENT_TYPES
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
@@ -444,9 +444,9 @@ class Scanner:
         self, i: int, m: re.Match, comp_names: set[str], into: Computation | None = None
     ) -> int:
         """Read the computation whose header starts on line ``i``; returns the
-        line after it. Unless ``strict``, only the checks run and the
-        instruction objects are built later, on first use (``into`` is then
-        the computation to fill)."""
+        line after it. Unless ``strict`` or it is ENTRY, only the checks run
+        and the instruction objects are built later, on first use (``into`` is
+        then the computation to fill)."""
         lines = self.lines
         n = len(lines)
         name = m.group(2)
@@ -464,7 +464,8 @@ class Scanner:
                 raise self.error(
                     HloParseError, f"computation '{name}' is never opened with '{{'", i + 1,
                 )
-        build = self.strict or into is not None
+        # ENTRY is built at once: every pass looks at it
+        build = self.strict or into is not None or m.group(1) is not None
         if into is not None:
             comp = into
         else:
@@ -490,6 +491,7 @@ class Scanner:
         instructions = comp._instructions
         count = 0
         opcodes_seen: set[str] = set()
+        noted: list[tuple[str, str, int]] = []
         text = self.text
         starts = lines.starts
         new_instruction = Instruction.from_scan
@@ -525,6 +527,7 @@ class Scanner:
                 j = i
                 is_root = root is not None
                 calls = _CALLEE_RE.search(attrs) is not None
+                calls_text = attrs
                 if build:
                     col = lm.start(3) + 1 - len(pct) - start
                     attrs_at = lm.start(7) - start
@@ -573,6 +576,7 @@ class Scanner:
                 if "/*" in body and body.count("/*", attrs_at) > body.count("*/", attrs_at):
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls = _CALLEE_RE.search(body, attrs_at) is not None
+                calls_text = body[attrs_at:]
             # both paths: check the instruction against what came before (and build it)
             if build:
                 ops: list[str] = []
@@ -599,10 +603,14 @@ class Scanner:
                         forward_names.append(op)
                 by_name[iname] = i + 1
                 opcodes_seen.add(opcode)
+                if opcode in NOTED_OPCODES:
+                    noted.append((iname, opcode, i + 1))
             prefix = []
             count += 1
-            if calls and into is None:
-                self.callers.append((comp, iname))  # names in attributes, checked once all are known
+            if calls and into is None and not self._callees_plainly_known(calls_text, comp_names):
+                # a callee not seen yet (it may be defined further down), or text the
+                # quick reading cannot vouch for: checked once all computations are known
+                self.callers.append((comp, iname))
             if is_root:
                 if root_seen is not None:
                     raise self.error(
@@ -638,6 +646,7 @@ class Scanner:
             comp._lazy = comp.line - 1  # built from its header line on first use
             comp._names_hint = by_name
             comp._opcodes_hint = opcodes_seen
+            comp._noted_hint = noted
         return i
 
     def _gather_tail(self, i: int) -> int:
@@ -794,6 +803,7 @@ def materialize(comp: Computation) -> None:
             gc.enable()
     comp._names_hint = None
     comp._opcodes_hint = None
+    comp._noted_hint = None
 
 
 def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:

@@ -64,9 +64,11 @@ class PassReport:
         )
 
     def add_left(self, comp: Computation, instr: Instruction, reason: str) -> None:
-        self.records.append(
-            Record(self.name, comp.name, instr.name, instr.opcode, "left", reason=reason, line=instr.line or None)
-        )
+        self.add_left_named(comp, instr.name, instr.opcode, instr.line, reason)
+
+    def add_left_named(self, comp: Computation, name: str, opcode: str, line: int, reason: str) -> None:
+        """Record an instruction left alone, known by name (it need not be built)."""
+        self.records.append(Record(self.name, comp.name, name, opcode, "left", reason=reason, line=line or None))
 
     def to_json(self) -> dict:
         return {

@@ -32,6 +32,7 @@ ASYNC_OPCODES: frozenset[str] = frozenset(
     {"all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done", "reduce-scatter-start",
      "reduce-scatter-update", "reduce-scatter-done"}
 )
+_COLLECTIVES = frozenset(naming.BASES)
 _ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
 
 
@@ -126,8 +127,21 @@ class ConvertCollectivesToCustomCall(Pass):
         self._computations = {c.name: c for c in module.computations}
         relevant = set(naming.BASES) | set(ASYNC_OPCODES) | {"async-start"}
         for comp in module.computations:
-            if relevant.isdisjoint(comp.opcodes()):
+            present = comp.opcodes()
+            if relevant.isdisjoint(present):
                 continue  # nothing to convert or report: its instructions need not be built
+            if (
+                comp.name not in in_scope
+                and comp.name not in wrapped
+                and present.isdisjoint(ASYNC_OPCODES)
+                and "async-start" not in present
+            ):
+                # only collectives outside the scope here: report them by name
+                where = "a fusion computation" if comp.name not in non_fusion else "not the ENTRY computation"
+                hint = "" if comp.name not in non_fusion else "; all_computations extends the scope"
+                for name, op, line in comp.find(_COLLECTIVES):
+                    report.add_left_named(comp, name, op, line, f"outside scope: computation '{comp.name}' is {where}{hint}")
+                continue
             for instr in list(comp.instructions):
                 op = instr.opcode
                 if op in naming.BASES:
