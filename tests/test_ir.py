@@ -105,3 +105,28 @@ def test_verifier_rejects_an_added_name_used_in_two_computations():
     e.add_instruction(Instruction("dup", "copy", "f32[]", ["p"]), before=e.get("q"))
     with pytest.raises(HloError, match="added name 'dup'"):
         verify(module)
+
+
+def test_hints_of_unbuilt_computations_match_their_instructions():
+    """What the reader keeps for a computation it has not built (names, opcodes,
+    noted instructions) is what building it gives."""
+    from conftest import CORPUS, read_exact
+
+    from hlo_rewrite.ir import NOTED_OPCODES
+
+    path = CORPUS / "xla-benchmarks" / "hlo_llama3_8b_cp_bf16_1x4.hlo"
+    if not path.exists():
+        pytest.skip("corpus not found")
+    module = parse_module(read_exact(path), str(path))
+    lazy = [c for c in module.computations if c._lazy is not None]
+    assert lazy and module.entry._lazy is None  # ENTRY is built at once
+    for comp in lazy:
+        names = set(comp.instruction_names())
+        opcodes = set(comp.opcodes())
+        noted = comp.find(NOTED_OPCODES)
+        built = comp.instructions  # builds it
+        assert comp._lazy is None
+        assert names == {i.name for i in built}
+        assert opcodes == {i.opcode for i in built}
+        assert noted == [(i.name, i.opcode, i.line) for i in built if i.opcode in NOTED_OPCODES]
+    assert print_module(module) == read_exact(path)
