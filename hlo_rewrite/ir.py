@@ -410,10 +410,14 @@ class Computation:
         self._by_name: dict[str, Instruction] = {}
         # a computation read from text is checked at once but its instruction
         # objects are built on first use: until then ``_lazy`` is the 0-based
-        # line of its header and ``_names_hint`` its instruction names
+        # line of its header, and either ``_names_hint`` maps its instruction
+        # names to their lines or ``_block`` is the (start, end) offsets of a
+        # body of one plain instruction per line, whose names are read again
+        # from the text when asked for
         self._lazy: int | None = None
         self._names_hint: dict[str, int] | None = None
-        self._opcodes_hint: set[str] | None = None
+        self._block: tuple[int, int] | None = None
+        self._opcodes_hint: set[str] | frozenset[str] | None = None
         self._noted_hint: list[tuple[str, str, int]] | None = None
         self.module: Module | None = None
         self._users: dict[str, list[Instruction]] | None = None
@@ -446,10 +450,15 @@ class Computation:
     def by_name(self, value: dict[str, Instruction]) -> None:
         self._by_name = value
 
-    def instruction_names(self) -> KeysView[str]:
+    def instruction_names(self) -> KeysView[str] | frozenset[str]:
         """The instruction names, without building instruction objects."""
-        if self._lazy is not None and self._names_hint is not None:
-            return self._names_hint.keys()
+        if self._lazy is not None:
+            if self._names_hint is not None:
+                return self._names_hint.keys()
+            if self._block is not None and self.module is not None:
+                from .scanner import block_names
+
+                return frozenset(block_names(self.module.source, *self._block))
         return self.by_name.keys()
 
     def find(self, opcodes: set[str] | frozenset[str]) -> list[tuple[str, str, int]]:
@@ -461,7 +470,7 @@ class Computation:
             return [t for t in self._noted_hint if t[1] in opcodes]
         return [(i.name, i.opcode, i.line) for i in self.instructions if i.opcode in opcodes]
 
-    def opcodes(self) -> set[str]:
+    def opcodes(self) -> set[str] | frozenset[str]:
         """The opcodes present, without building instruction objects, so a pass
         can skip a computation that has nothing for it."""
         if self._lazy is not None and self._opcodes_hint is not None:

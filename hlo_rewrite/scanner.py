@@ -20,7 +20,9 @@ from __future__ import annotations
 import gc
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Sequence
+from operator import itemgetter
 from sys import intern
 
 from . import attributes
@@ -57,6 +59,7 @@ _COMMON_HEAD = re.compile(
     r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)\("
 )
 _NEWLINE = re.compile("\n")
+_MATCH_END = re.Match.end
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + _IDENT + r")[ \t]*[({]")
@@ -76,10 +79,47 @@ _CALLEE_VALUES = re.compile(
 )
 _NEXT_IS_NAME = re.compile(r",[ \t]*%?" + _IDENT + r"[ \t]*(?:,|$)")
 _SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+#: opcodes that never call a computation in XLA: their attributes are not read
+#: for callees while scanning (any other opcode, known or not, is); an attribute
+#: such as ``to_apply`` on them is kept verbatim like any attribute they cannot have
+NON_CALLER_OPCODES: frozenset[str] = frozenset(
+    "abs acos acosh add add-dependency after-all all-gather all-gather-done all-gather-start "
+    "all-reduce-done all-to-all and asin asinh atan atan2 atanh batch-norm-grad "
+    "batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast cbrt ceil cholesky "
+    "clamp count-leading-zeros collective-broadcast collective-permute collective-permute-done "
+    "collective-permute-start compare complex concatenate constant convert convolution copy "
+    "copy-done copy-start cosine cosh divide domain dot dynamic-reshape dynamic-slice "
+    "dynamic-update-slice erf exponential exponential-minus-one fft floor gather "
+    "get-dimension-size get-tuple-element imag infeed iota is-finite log log-plus-one logistic "
+    "maximum minimum mulhi multiply negate not opt-barrier or outfeed pad parameter partition-id "
+    "popcnt power ragged-all-to-all ragged-dot real recv recv-done reduce-precision remainder "
+    "replica-id reshape reverse rng rng-bit-generator rng-get-and-update-state round-nearest-afz "
+    "round-nearest-even rsqrt scaled-dot select send send-done set-dimension-size shift-left "
+    "shift-right-arithmetic shift-right-logical sign sine sinh slice sqrt stochastic-convert "
+    "subtract tan tanh topk transpose triangular-solve tuple xor".split()
+)
+# one operand written as a bare name, perhaps after XLA's /*index=N*/ comment
+_BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
+# one plain instruction line, for checking a whole computation body in one pass:
+# name, element type, opcode, then a parameter's number or a constant's
+# literal, or for any other opcode text that may be bare operand names (checked
+# afterwards for the whole body at once, by _NAMES_ONLY or _INDEXED_OPERAND_LIST)
+_BLOCK_LINE = re.compile(
+    r"^[ \t]*(?:ROOT[ \t]+)?%?(" + _IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*)" + _DIMS_LAYOUT + r"[ \t]+)?([a-z][a-z0-9\-]*)"
+    r"\((?:(?:(?<=parameter\()|(?<=constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
+    re.M,
+)
+_ROW_NAME, _ROW_TYPE, _ROW_OPCODE, _ROW_OPERANDS = map(itemgetter, range(4))
+_INDEXED_OPERAND_LIST = re.compile(_BARE_OPERAND + r"(?:," + _BARE_OPERAND + r")*")
+_INDEXED_OPERAND = re.compile(r"(?:^|,)" + _BARE_OPERAND.replace("%?" + _IDENT, "%?(" + _IDENT + ")"))
+# every byte but brackets and newlines, deleted to check bracket nesting line by line
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")
 #: longest broken item (characters) the grammar is asked to explain precisely
 _EXPLAIN_LIMIT = 1 << 20
 _PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
 _OPCODE_NAMES: dict[str, str] = {}  # one string object per opcode spelling
+_OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}  # one object per set of opcodes
 
 
 class _FastFail(Exception):
@@ -271,7 +311,7 @@ class _Lines:
         self.text = text
         if starts is None:
             new = array("q", [0])
-            new.extend(m.end() for m in _NEWLINE.finditer(text))
+            new.extend(map(_MATCH_END, _NEWLINE.finditer(text)))
             new.append(len(text) + 1)  # sentinel: the last line has no "\n"
             starts = new
         self.starts = starts
@@ -299,6 +339,10 @@ class _Lines:
 class Scanner:
     """Turns HLO text into a Module (one use per text)."""
 
+    #: check the body of a computation that is not built yet in one pass over its
+    #: text when it allows (tests turn it off to compare with the line-by-line reading)
+    check_blocks = True
+
     def __init__(self, text: str, filename: str | None, strict: bool) -> None:
         self.text = text
         self.filename = filename
@@ -308,7 +352,12 @@ class Scanner:
         self.module.line_starts = self.lines.starts
         # (computation, instruction name) of instructions with attributes naming
         # computations or control predecessors, checked once all are known
-        self.callers: list[tuple[Computation, str]] = []
+        # and the 0-based line each is on
+        self.callers: list[tuple[Computation, str, int]] = []
+        # whether the text has comments or control predecessors anywhere (one
+        # look at the whole text spares a look into every computation)
+        self.maybe_comments = "/*" in text
+        self.maybe_control = "control-predecessors" in text
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
@@ -480,6 +529,10 @@ class Scanner:
             )
             self.module.add_computation(comp)
         i = j + 1
+        if not build and self.check_blocks:
+            after = self._check_block(comp, i, comp_names)
+            if after is not None:
+                return after
         prefix: list[str] = []
         forward: list[tuple[str, str, int, int]] = []  # operand, user, line, column
         forward_names: list[str] = []
@@ -526,7 +579,9 @@ class Scanner:
             if lm is not None and operands is not None:
                 j = i
                 is_root = root is not None
-                calls = _CALLEE_RE.search(attrs) is not None
+                calls = (
+                    opcode not in NON_CALLER_OPCODES and _CALLEE_RE.search(attrs) is not None
+                ) or "control-predecessors" in attrs
                 calls_text = attrs
                 if build:
                     col = lm.start(3) + 1 - len(pct) - start
@@ -575,8 +630,10 @@ class Scanner:
                     )
                 if "/*" in body and body.count("/*", attrs_at) > body.count("*/", attrs_at):
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
-                calls = _CALLEE_RE.search(body, attrs_at) is not None
                 calls_text = body[attrs_at:]
+                calls = (
+                    opcode not in NON_CALLER_OPCODES and _CALLEE_RE.search(calls_text) is not None
+                ) or "control-predecessors" in calls_text
             # both paths: check the instruction against what came before (and build it)
             if build:
                 ops: list[str] = []
@@ -610,7 +667,7 @@ class Scanner:
             if calls and into is None and not self._callees_plainly_known(calls_text, comp_names):
                 # a callee not seen yet (it may be defined further down), or text the
                 # quick reading cannot vouch for: checked once all computations are known
-                self.callers.append((comp, iname))
+                self.callers.append((comp, iname, i))
             if is_root:
                 if root_seen is not None:
                     raise self.error(
@@ -648,6 +705,114 @@ class Scanner:
             comp._opcodes_hint = opcodes_seen
             comp._noted_hint = noted
         return i
+
+    def _check_block(self, comp: Computation, first: int, comp_names: set[str]) -> int | None:
+        """Check the body of a computation that is not built yet in one pass over
+        its text, when every line of it is one plain instruction (XLA prints
+        nothing else); returns the line after the computation, or None when the
+        body needs the line-by-line reading (which also locates every error).
+
+        The same rules hold as line by line: each line is a whole instruction
+        (brackets nest properly on it), names are unique, element types known,
+        at most one ROOT, every operand defined on an earlier line, and every
+        called computation known or noted for the check at the end.
+        """
+        text = self.text
+        starts = self.lines.starts
+        s = starts[first]
+        close = text.find("\n}", s - 1)
+        if close < s:
+            return None  # no body, or its end is not a '}' line: read line by line
+        e = close + 1
+        last = bisect_right(starts, e, first) - 1  # the '}' line
+        rows = _BLOCK_LINE.findall(text, s, e)
+        n = len(rows)
+        if n != last - first:
+            return None  # some line is not one plain instruction
+        nested = text[s:e].encode().translate(None, _NOT_BRACKETS)
+        while True:
+            reduced = nested.replace(b"()", b"").replace(b"{}", b"").replace(b"[]", b"")
+            if len(reduced) == len(nested):
+                break
+            nested = reduced
+        if len(nested) != n:
+            return None  # brackets left over on some line (or inside a string there)
+        comments = self.maybe_comments and text.find("/*", s, e) >= 0
+        if comments and not self._comments_closed(s, e):
+            return None
+        position = dict(zip(map(_ROW_NAME, rows), range(n), strict=True))
+        if len(position) != n:
+            return None  # a name defined twice
+        types = set(map(_ROW_TYPE, rows))
+        types.discard("")
+        if not types <= ELEMENT_TYPES:
+            return None
+        if text.count("ROOT", s, e) > 1:
+            return None  # two ROOTs, or the word elsewhere: line by line tells
+        # the operand lists, all at once: joined, they must form one list of bare
+        # names, and each name must be defined on an earlier line
+        bare = list(map(_ROW_OPERANDS, rows))
+        joined = ",".join(filter(None, bare))
+        if joined:
+            if comments:
+                if _INDEXED_OPERAND_LIST.fullmatch(joined) is None:
+                    return None
+                find = _INDEXED_OPERAND.findall
+            else:
+                if _NAMES_ONLY.fullmatch(joined) is None:
+                    return None  # operands written with shapes, or not plain names
+                find = _NAME_FIND.findall
+            get = position.get
+            k = 0
+            for names in bare:
+                if names:
+                    for op in find(names):
+                        if get(op, k) >= k:
+                            return None  # not defined, or not on an earlier line
+                k += 1
+        opcodes = set(map(_ROW_OPCODE, rows))
+        callers = []
+        if not opcodes <= NON_CALLER_OPCODES:
+            for k, row in enumerate(rows):
+                if row[2] not in NON_CALLER_OPCODES:
+                    line = text[starts[first + k] : starts[first + k + 1] - 1]
+                    if _CALLEE_RE.search(line) is not None and not self._callees_plainly_known(line, comp_names):
+                        callers.append((comp, row[0], first + k))
+        if self.maybe_control:
+            at = text.find("control-predecessors", s, e)
+            while at >= 0:
+                k = bisect_right(starts, at) - 1
+                callers.append((comp, rows[k - first][0], k))
+                at = text.find("control-predecessors", starts[k + 1], e)
+        # the computation checks out: keep what passes ask before building it
+        self.callers.extend(callers)
+        comp._lazy = comp.line - 1
+        comp._block = (s, e)
+        present = frozenset(_OPCODE_NAMES.setdefault(o, o) for o in opcodes)
+        comp._opcodes_hint = _OPCODE_SETS.setdefault(present, present)
+        comp._noted_hint = [
+            (r[0], _OPCODE_NAMES[r[2]], first + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
+        ]
+        after = starts[last + 1]
+        if text.startswith("}\n", e) and after == e + 2:
+            comp.tail = "}\n"  # the common close, alone on its line
+            return last + 1
+        j = self._gather_tail(last)
+        comp.tail = self._raw_block(last, j)
+        return j + 1
+
+    def _comments_closed(self, s: int, e: int) -> bool:
+        """Every line between offsets s and e that opens a ``/*`` comment closes it."""
+        text = self.text
+        at = text.find("/*", s, e)
+        while at >= 0:
+            begin = text.rfind("\n", s, at) + 1
+            end = text.find("\n", at, e)
+            line = text[begin:end]
+            if line.count("/*") != line.count("*/"):
+                return False
+            at = text.find("/*", end, e)
+        return True
 
     def _gather_tail(self, i: int) -> int:
         return self._gather(i) if _depth_delta(self.lines[i]) > 0 else i
@@ -694,8 +859,8 @@ class Scanner:
 
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
-        for comp, iname in self.callers:
-            text = self._attrs_text_of(comp, iname)
+        for comp, iname, line in self.callers:
+            text = self._attrs_text_of(comp, iname, line)
             if self._callees_plainly_known(text, known):
                 continue
             instr = comp.by_name[iname]  # builds the computation's instructions
@@ -723,14 +888,11 @@ class Scanner:
                             filename=self.filename, line=instr.line, column=col, source_line=src,
                         )
 
-    def _attrs_text_of(self, comp: Computation, iname: str) -> str:
-        """The attribute text of an instruction, built or not."""
+    def _attrs_text_of(self, comp: Computation, iname: str, i: int) -> str:
+        """The attribute text of instruction ``iname`` on line ``i``, built or not."""
         if comp._lazy is None:
             return comp.by_name[iname].attrs_text or ""
-        assert comp._names_hint is not None
-        i = comp._names_hint[iname] - 1
-        line = self.lines[i]
-        m = _LINE.match(line)
+        m = _LINE.match(self.lines[i])
         if m is not None and m.group(3) == iname:
             return m.group(7).rstrip("\r")
         return comp.by_name[iname].attrs_text or ""  # a rarer form: build and ask
@@ -758,7 +920,9 @@ class Scanner:
     def _detect_style(self) -> None:
         style = self.module.style
         first = None
-        for comp in self.module.computations:
+        # look at what is built already (ENTRY, where passes add instructions)
+        built = [c for c in self.module.computations if c._lazy is None] or [self.module.entry]
+        for comp in built:
             if comp.instructions:
                 first = comp.instructions[0]
                 break
@@ -768,7 +932,7 @@ class Scanner:
                 stripped = stripped[4:].lstrip()
             style.percent = stripped.startswith("%")
             style.indent = first.text[: len(first.text) - len(first.text.lstrip(" \t"))]
-        for comp in self.module.computations:
+        for comp in built:
             for instr in comp.instructions:
                 if instr.operands and instr.text is not None:
                     style.operand_shapes = _operands_have_shapes(instr.text)
@@ -777,6 +941,11 @@ class Scanner:
                 continue
             break
         style.index_comments = ("/*index=" in self.text) or style.percent
+
+
+def block_names(text: str, start: int, end: int) -> list[str]:
+    """Instruction names of a body checked by ``Scanner._check_block``."""
+    return list(map(_ROW_NAME, _BLOCK_LINE.findall(text, start, end)))
 
 
 def materialize(comp: Computation) -> None:
@@ -792,6 +961,7 @@ def materialize(comp: Computation) -> None:
     scanner.lines = _Lines(module.source, module.line_starts)
     scanner.module = module
     scanner.callers = []
+    scanner.maybe_comments = scanner.maybe_control = True
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -802,6 +972,7 @@ def materialize(comp: Computation) -> None:
         if was_enabled:
             gc.enable()
     comp._names_hint = None
+    comp._block = None
     comp._opcodes_hint = None
     comp._noted_hint = None
 

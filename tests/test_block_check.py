@@ -1,0 +1,218 @@
+"""The one-pass check of a computation body agrees with the line-by-line reading.
+
+A computation that is not built at once (any but ENTRY) is checked in one pass
+over its text when every line of its body is one plain instruction
+(``Scanner._check_block``); otherwise it is read line by line. Both must accept
+the same modules, reject the same ones with the same located error, and leave
+the same names, opcodes and noted instructions for the passes.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from conftest import CORPUS, corpus_files, read_exact
+
+from hlo_rewrite import HloError, parse_module, print_module
+from hlo_rewrite.ir import NOTED_OPCODES
+from hlo_rewrite.scanner import Scanner
+
+
+def _outcome(text: str, blocks: bool) -> tuple:
+    """What reading ``text`` gives: the error, or per computation what the passes see."""
+    saved = Scanner.check_blocks
+    Scanner.check_blocks = blocks
+    try:
+        module = parse_module(text, "m.hlo")
+    except HloError as err:
+        return ("error", err.message, err.line, err.column)
+    finally:
+        Scanner.check_blocks = saved
+    seen = []
+    for comp in module.computations:
+        hints = (sorted(comp.instruction_names()), sorted(comp.opcodes()), comp.find(NOTED_OPCODES))
+        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.text) for i in comp.instructions]
+        seen.append((comp.name, comp.head, comp.tail, hints, built))
+    assert print_module(module) == text
+    return ("ok", seen)
+
+
+def _blocks_used(text: str) -> int:
+    module = parse_module(text)
+    return sum(1 for c in module.computations if c._block is not None)
+
+
+COMPLETE = []
+for _path in corpus_files():
+    try:
+        parse_module(read_exact(_path))
+    except HloError:
+        continue
+    COMPLETE.append(_path)
+
+
+@pytest.mark.parametrize("path", COMPLETE, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_corpus_reads_the_same_both_ways(path):
+    text = read_exact(path)
+    assert _outcome(text, True) == _outcome(text, False)
+
+
+def test_xla_printed_modules_use_the_one_pass_check():
+    path = CORPUS / "xla-benchmarks" / "hlo_llama3_8b_cp_bf16_1x4.hlo"
+    if not path.exists():
+        pytest.skip("corpus not found")
+    module = parse_module(read_exact(path))
+    lazy = [c for c in module.computations if c._lazy is not None]
+    assert sum(1 for c in lazy if c._block is not None) >= 0.8 * len(lazy)
+
+
+BODY = """HloModule m
+
+%region (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%fused (p0: f32[8], p1: f32[8]) -> f32[8] {
+  %p0 = f32[8]{0} parameter(0)
+  %p1 = f32[8]{0} parameter(1)
+  %c = f32[] constant(0)
+  %m = f32[8]{0} multiply(%p0, %p1), metadata={op_name="jit(f)/mul" source_line=3}
+  %r = f32[] reduce(%m, %c), dimensions={0}, to_apply=%region
+  ROOT %o = f32[8]{0} broadcast(%r), dimensions={}
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  ROOT %f = f32[8]{0} fusion(%x, %x), kind=kLoop, calls=%fused
+}
+"""
+
+
+def test_the_example_body_is_checked_in_one_pass():
+    assert _blocks_used(BODY) == 2
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("multiply(%p0, %p1)", "multiply(%p0, %q)", "operand 'q' of 'm' is not defined"),
+        ("multiply(%p0, %p1)", "multiply(%p0, %r)", "used before its definition"),
+        ("multiply(%p0, %p1)", "multiply(%p0, %m)", "used before its definition"),
+        ("%c = f32[] constant(0)", "%m = f32[] constant(0)", "defined twice"),
+        ("%c = f32[] constant(0)", "ROOT %c = f32[] constant(0)", "a second ROOT"),
+        ("%c = f32[] constant(0)", "%c = f33[] constant(0)", ""),
+        ("to_apply=%region", "to_apply=%nowhere", "calls computation 'nowhere', which is not defined"),
+        ("source_line=3}", "source_line=3", "expected metadata"),
+        ("dimensions={0}, to_apply", "dimensions={0, to_apply", ""),
+        ("multiply(%p0, %p1)", "multiply(%p0, , %p1)", ""),
+        ("multiply(%p0, %p1)", "multiply(%p0 %p1)", ""),
+        ("multiply(%p0, %p1)", "multiply(%p0, %p1), control-predecessors={%zz}", "control predecessor 'zz'"),
+        ("source_line=3}", "source_line=3} /* open", ""),
+    ],
+)
+def test_a_flaw_in_a_body_is_found_and_located_as_line_by_line(old, new, message):
+    text = BODY.replace(old, new, 1)
+    assert text != BODY
+    both = _outcome(text, True)
+    assert both == _outcome(text, False)
+    assert both[0] == "error" and message in both[1]
+
+
+def test_brackets_that_balance_only_across_lines_are_not_read_as_two_instructions():
+    """`backend_config={` on one line closed on the next, where the next line looks
+    like an instruction of its own: never read silently as two instructions."""
+    text = BODY.replace(
+        "  %c = f32[] constant(0)\n",
+        "  %c = f32[] constant(0), backend_config={\n  %d = f32[] add(%c, %c)}\n",
+    )
+    outcome = _outcome(text, True)
+    assert outcome == _outcome(text, False)
+    assert outcome[0] == "error" and outcome[2] == 12  # the line that opens the brace
+
+
+def test_callee_words_on_an_opcode_that_calls_nothing_are_kept_as_written():
+    """Opcodes that never call a computation keep such an attribute verbatim,
+    unchecked, like any attribute they cannot have (docs/decisions.md)."""
+    text = BODY.replace("multiply(%p0, %p1)", "multiply(%p0, %p1), to_apply=%nowhere")
+    assert _outcome(text, True) == _outcome(text, False)
+    assert print_module(parse_module(text)) == text
+
+
+def test_root_in_a_string_falls_back_and_still_reads():
+    text = BODY.replace('op_name="jit(f)/mul"', 'op_name="ROOT"')
+    assert _outcome(text, True) == _outcome(text, False)
+    assert _blocks_used(text) == 1  # 'fused' was read line by line
+
+
+def test_index_comments_in_operand_lists():
+    text = BODY.replace("fusion(%x, %x)", "fusion(%x, /*index=1*/%x)").replace(
+        "multiply(%p0, %p1)", "multiply(%p0, /*index=1*/%p1)"
+    )
+    assert _outcome(text, True) == _outcome(text, False)
+    assert _blocks_used(text) == 2
+    assert parse_module(text).computation("fused").get("m").operands == ["p0", "p1"]
+
+
+def test_names_of_a_block_are_read_again_from_the_text():
+    module = parse_module(BODY)
+    fused = module.computation("fused")
+    assert fused is not None and fused._block is not None
+    assert set(fused.instruction_names()) == {"p0", "p1", "c", "m", "r", "o"}
+    assert module.fresh_name("m") == "m.1"
+
+
+def _mutate(text: str, rng: random.Random) -> str:
+    """One or two line-level edits, the kind that stress the body check."""
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 2)):
+        i = rng.randrange(len(lines))
+        line = lines[i]
+        kind = rng.randrange(10)
+        if kind == 0 and i + 1 < len(lines):
+            lines[i], lines[i + 1] = lines[i + 1], line
+        elif kind == 1:
+            del lines[i]
+        elif kind == 2:
+            lines.insert(i, line)
+        elif kind == 3 and line:
+            j = rng.randrange(len(line))
+            lines[i] = line[:j] + rng.choice(["{", "}", "(", ")", "[", "]", '"', "/*", "*/", ", ", "%"]) + line[j:]
+        elif kind == 4 and i + 1 < len(lines):
+            lines[i : i + 2] = [line + " " + lines[i + 1]]
+        elif kind == 5 and line:
+            j = rng.randrange(len(line))
+            lines[i : i + 1] = [line[:j], line[j:]]
+        elif kind == 6:
+            lines[i] = line.replace("  %", "  ROOT %", 1) if "ROOT" not in line else line.replace("ROOT ", "", 1)
+        elif kind == 7 and "=" in line:
+            lines[i] = line + rng.choice([", to_apply=%nowhere", ", control-predecessors={%p0}", " // x {", ", b={}"])
+        elif kind == 8:
+            lines[i] = line.replace("f32", rng.choice(["f33", "bf16", "(f32"]), 1)
+        else:
+            lines[i] = line.replace("%", "", 1)
+    return "\n".join(lines)
+
+
+def _seeds() -> list[str]:
+    texts = [BODY]
+    for name in ("jax/rs_concat/concat-rs-mean_outputs-divided_scatter0_concat1.pre.hlo",
+                 "jax/allreduce/all-reduce_variadic-tuple_psum-of-4-mixed-shapes.pre.hlo"):
+        path = CORPUS / name
+        if path.exists():
+            texts.append(read_exact(path))
+    return texts
+
+
+def test_mutated_modules_read_the_same_both_ways():
+    rng = random.Random(20261129)
+    seeds = _seeds()
+    kinds = {"ok": 0, "error": 0}
+    for _ in range(1500):
+        text = _mutate(rng.choice(seeds), rng)
+        outcome = _outcome(text, True)
+        assert outcome == _outcome(text, False), text
+        kinds[outcome[0]] += 1
+    assert kinds["ok"] > 100 and kinds["error"] > 100  # both kinds really exercised
