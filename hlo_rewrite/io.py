@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 
 from .errors import HloIOError, HloParseError
 
@@ -51,7 +52,8 @@ def write_atomic(path: str, text: str) -> None:
         raise HloIOError(f"cannot write output: {exc.strerror}", filename=path) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+            for piece in _pieces(text):
+                fh.write(piece)
         if os.path.exists(path):
             try:
                 os.chmod(tmp, os.stat(path).st_mode & 0o7777)
@@ -73,5 +75,19 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def write_stdout(text: str) -> None:
-    sys.stdout.buffer.write(text.encode("utf-8"))
+    for piece in _pieces(text):
+        sys.stdout.buffer.write(piece.encode("utf-8"))
     sys.stdout.buffer.flush()
+
+
+#: characters encoded and written at a time, so a big output is never held
+#: twice (as text and as bytes) in memory
+_PIECE = 1 << 20
+
+
+def _pieces(text: str) -> Iterator[str]:
+    if len(text) <= _PIECE:
+        yield text
+        return
+    for start in range(0, len(text), _PIECE):
+        yield text[start : start + _PIECE]

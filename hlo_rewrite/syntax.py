@@ -24,6 +24,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from . import escapes
 from .errors import HloParseError
+from .values import expand_iota_replica_groups
 
 __all__ = [
     "Attribute",
@@ -134,36 +135,6 @@ def grammar_text() -> str:
 def c_unescape(quoted: str) -> str:
     """Decode a C-escaped string literal (with its quotes), as absl::CUnescape."""
     return escapes.c_unescape(quoted[1:-1])
-
-
-def expand_iota_replica_groups(
-    group_count: int, group_size: int, dims: list[int], perm: list[int] | None = None
-) -> list[list[int]]:
-    """``[G,S]<=[dims]T(perm)``: iota over prod(dims), reshape to dims,
-    transpose by perm, reshape to [G, S] (XLA's IotaReplicaGroupList)."""
-    n = math.prod(dims)
-    if group_count * group_size != n:
-        raise ValueError(f"iota replica groups [{group_count},{group_size}] do not cover the {n} devices of {dims}")
-    if perm is None:
-        perm = list(range(len(dims)))
-    if sorted(perm) != list(range(len(dims))):
-        raise ValueError(f"T({','.join(map(str, perm))}) is not a permutation of {len(dims)} dimensions")
-    strides = [1] * len(dims)
-    for i in range(len(dims) - 2, -1, -1):
-        strides[i] = strides[i + 1] * dims[i + 1]
-    tdims = [dims[p] for p in perm]
-    tstrides = [strides[p] for p in perm]
-    flat: list[int] = []
-    # row-major walk over the transposed array
-    idx = [0] * len(tdims)
-    for _ in range(n):
-        flat.append(sum(i * s for i, s in zip(idx, tstrides, strict=True)))
-        for d in range(len(tdims) - 1, -1, -1):
-            idx[d] += 1
-            if idx[d] < tdims[d]:
-                break
-            idx[d] = 0
-    return [flat[g * group_size : (g + 1) * group_size] for g in range(group_count)]
 
 
 def expand_mesh_replica_groups(axes: list[tuple[str, int]], grouped: list[str]) -> list[list[int]]:

@@ -18,6 +18,7 @@ import json
 
 from ..errors import PassError
 from ..ir import Computation, Instruction, Module
+from ..values import UNREAD, read_value
 from . import naming
 from .base import Pass, PassReport
 
@@ -72,16 +73,23 @@ TYPED_ATTRS: tuple[str, ...] = ("channel_id", "replica_groups", "constrain_layou
 
 
 def typed_attrs(instr: Instruction) -> dict[str, object]:
-    """Typed values of :data:`TYPED_ATTRS`, read by the grammar.
+    """Typed values of :data:`TYPED_ATTRS`.
 
-    Only those attributes are handed to the grammar (long metadata and operand
-    lists are what make a full instruction parse slow); if that reduced text does
-    not parse, the whole instruction is parsed so the error points into the input.
+    The plain spellings XLA prints are read by :func:`..values.read_value`; if
+    any is spelled otherwise, those attributes alone are handed to the grammar
+    (long metadata and operand lists are what make a full instruction parse
+    slow), and if that reduced text does not parse, the whole instruction is
+    parsed so the error points into the input.
     """
+    written = [(k, v) for k, v in instr.attrs if k in TYPED_ATTRS]
+    quick = {k: read_value(k, v) for k, v in written}
+    if all(v is not UNREAD for v in quick.values()):
+        return quick
+
     from .. import syntax
     from ..errors import HloError
 
-    parts = [f"{k}={v}" for k, v in instr.attrs if k in TYPED_ATTRS]
+    parts = [f"{k}={v}" for k, v in written]
     try:
         parsed = syntax.parse_instruction(f"c = {instr.opcode}(), " + ", ".join(parts) if parts
                                           else f"c = {instr.opcode}()")
