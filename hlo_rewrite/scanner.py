@@ -254,6 +254,8 @@ def _read_operands(inner: str) -> list[str]:
     if not inner or inner.isspace():
         return []
     if "/*" in inner:
+        if _INDEXED_OPERAND_LIST.fullmatch(inner) is not None:
+            return _INDEXED_OPERAND.findall(inner)  # bare names with XLA's /*index=N*/
         inner = _COMMENT.sub("", inner)
     if inner.lstrip().startswith(","):
         raise _FastFail
@@ -434,7 +436,12 @@ class Scanner:
         seen_header = False
         entry_seen = False
         comp_names: set[str] = set()
+        starts = lines.starts
         while i < n:
+            if starts[i + 1] - starts[i] == 1 and i + 1 < n:
+                pending.append("\n")  # an empty line (most often between computations)
+                i += 1
+                continue
             line = lines[i]
             stripped = line.strip()
             if not stripped or stripped.startswith("//"):
@@ -763,13 +770,17 @@ class Scanner:
                     return None  # operands written with shapes, or not plain names
                 find = _NAME_FIND.findall
             get = position.get
-            k = 0
+            k = -1
             for names in bare:
-                if names:
+                k += 1
+                if not names:
+                    continue
+                if "," in names or comments:
                     for op in find(names):
                         if get(op, k) >= k:
                             return None  # not defined, or not on an earlier line
-                k += 1
+                elif get(names.strip(" \t%"), k) >= k:  # one bare name
+                    return None
         opcodes = set(map(_ROW_OPCODE, rows))
         callers = []
         if not opcodes <= NON_CALLER_OPCODES:
