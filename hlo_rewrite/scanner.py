@@ -107,7 +107,7 @@ _BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
 _BLOCK_LINE = re.compile(
     r"^[ \t]*(?:ROOT[ \t]+)?%?(" + _IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*)" + _DIMS_LAYOUT + r"[ \t]+)?([a-z][a-z0-9\-]*)"
-    r"\((?:(?:(?<=parameter\()|(?<=constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
+    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
     re.M,
 )
 _ROW_NAME, _ROW_TYPE, _ROW_OPCODE, _ROW_OPERANDS = map(itemgetter, range(4))

@@ -111,6 +111,9 @@ def test_the_example_body_is_checked_in_one_pass():
         ("multiply(%p0, %p1)", "multiply(%p0 %p1)", ""),
         ("multiply(%p0, %p1)", "multiply(%p0, %p1), control-predecessors={%zz}", "control predecessor 'zz'"),
         ("source_line=3}", "source_line=3} /* open", ""),
+        ("%c = f32[] constant(0)", "%c = f32[] constantconstant(0)(0)", ""),
+        ("%c = f32[] constant(0)", "%c = f3constant(0)2[] constant(0)", ""),
+        ("%p1 = f32[8]{0} parameter(1)", "%p1 = f32[8]{0} xparameter(1)", ""),
     ],
 )
 def test_a_flaw_in_a_body_is_found_and_located_as_line_by_line(old, new, message):
@@ -164,6 +167,11 @@ def test_names_of_a_block_are_read_again_from_the_text():
     assert module.fresh_name("m") == "m.1"
 
 
+#: what a mutation inserts into a line: punctuation, and words that steer the reading
+INSERTS = ["{", "}", "(", ")", "[", "]", '"', "/*", "*/", ", ", "%", "=", " ", "parameter(0)", "constant(1)",
+           "ROOT ", "f32[]", "f32[8]{0} ", "%p0", "add(", "/*index=1*/", "-", ".", "0"]
+
+
 def _mutate(text: str, rng: random.Random) -> str:
     """One or two line-level edits, the kind that stress the body check."""
     lines = text.split("\n")
@@ -179,7 +187,7 @@ def _mutate(text: str, rng: random.Random) -> str:
             lines.insert(i, line)
         elif kind == 3 and line:
             j = rng.randrange(len(line))
-            lines[i] = line[:j] + rng.choice(["{", "}", "(", ")", "[", "]", '"', "/*", "*/", ", ", "%"]) + line[j:]
+            lines[i] = line[:j] + rng.choice(INSERTS) + line[j:]
         elif kind == 4 and i + 1 < len(lines):
             lines[i : i + 2] = [line + " " + lines[i + 1]]
         elif kind == 5 and line:
@@ -210,7 +218,7 @@ def test_mutated_modules_read_the_same_both_ways():
     rng = random.Random(20261129)
     seeds = _seeds()
     kinds = {"ok": 0, "error": 0}
-    for _ in range(1500):
+    for _ in range(3000):
         text = _mutate(rng.choice(seeds), rng)
         outcome = _outcome(text, True)
         assert outcome == _outcome(text, False), text
