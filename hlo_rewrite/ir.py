@@ -200,6 +200,15 @@ class Instruction:
         return src, starts[self.line - 1], min(starts[self.line - 1 + self._nlines], len(src))
 
     @property
+    def from_source(self) -> bool:
+        """True while the instruction is its source text (``text`` is not None),
+        told without slicing the text out of the source."""
+        if self._own_text is not None:
+            return True
+        comp = self.computation
+        return self._nlines > 0 and comp is not None and comp.module is not None
+
+    @property
     def text(self) -> str | None:
         """The exact source text (indentation through newline), None once changed."""
         if self._own_text is not None:
@@ -746,6 +755,7 @@ class Module:
         self._names: set[str] | None = None  # every instruction name, built on first use
         self.added_names: set[str] = set()  # names introduced by passes
         self._fresh_counters: dict[str, int] = {}
+        self._source_words: dict[str, bool] = {}
         self.edits = 0
 
     @property
@@ -757,6 +767,13 @@ class Module:
                 names.update(comp.instruction_names())
             self._names = names
         return self._names
+
+    def source_has(self, word: str) -> bool:
+        """Whether the source text contains ``word`` (looked up once per word)."""
+        found = self._source_words.get(word)
+        if found is None:
+            found = self._source_words[word] = word in self.source
+        return found
 
     def add_computation(self, comp: Computation) -> None:
         comp.module = self

@@ -59,6 +59,7 @@ _COMMON_HEAD = re.compile(
     r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)\("
 )
 _NEWLINE = re.compile("\n")
+_PAREN_OR_QUOTE = re.compile(r'[()"]')
 _MATCH_END = re.Match.end
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
@@ -101,16 +102,27 @@ NON_CALLER_OPCODES: frozenset[str] = frozenset(
 # one operand written as a bare name, perhaps after XLA's /*index=N*/ comment
 _BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
 # one plain instruction line, for checking a whole computation body in one pass:
-# name, element type, opcode, then a parameter's number or a constant's
+# name, element type (none for a tuple shape), opcode, then a parameter's number or a constant's
 # literal, or for any other opcode text that may be bare operand names (checked
 # afterwards for the whole body at once, by _NAMES_ONLY or _INDEXED_OPERAND_LIST)
+# a tuple shape: parentheses nested up to three deep (what is inside is read when asked,
+# as on the line-by-line path)
+_TUPLE_SHAPE = r"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)"
 _BLOCK_LINE = re.compile(
     r"^[ \t]*(?:ROOT[ \t]+)?%?(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*)" + _DIMS_LAYOUT + r"[ \t]+)?([a-z][a-z0-9\-]*)"
+    r"(?:([a-z][a-z0-9]*)" + _DIMS_LAYOUT + r"[ \t]+|" + _TUPLE_SHAPE + r"[ \t]+)?([a-z][a-z0-9\-]*)"
     r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
     re.M,
 )
 _ROW_NAME, _ROW_TYPE, _ROW_OPCODE, _ROW_OPERANDS = map(itemgetter, range(4))
+#: longest body checked in one pass: a longer one is read line by line, which holds
+#: one line's reading at a time instead of the whole body's (and was as fast, measured)
+_BLOCK_MAX_LINES = 5000
+# the same line read for building it: ROOT, %, name, shape, opcode, operand text
+_BUILT_LINE = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r"|" + _TUPLE_SHAPE + r")[ \t]+)?([a-z][a-z0-9\-]*)\(([^()\n]*)\)"
+)
 _INDEXED_OPERAND_LIST = re.compile(_BARE_OPERAND + r"(?:," + _BARE_OPERAND + r")*")
 _INDEXED_OPERAND = re.compile(r"(?:^|,)" + _BARE_OPERAND.replace("%?" + _IDENT, "%?(" + _IDENT + ")"))
 # every byte but brackets and newlines, deleted to check bracket nesting line by line
@@ -158,23 +170,23 @@ def _depth_delta(line: str) -> int:
 def _match_paren(text: str, pos: int) -> int:
     """``text[pos]`` is '('; index just past its matching ')'."""
     depth = 0
-    n = len(text)
-    i = pos
-    while i < n:
-        ch = text[i]
+    search = _PAREN_OR_QUOTE.search
+    m = search(text, pos)
+    while m is not None:
+        ch = m.group()
+        i = m.start()
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
             if depth == 0:
                 return i + 1
-        elif ch == '"':
+        else:
             try:
-                i = attributes.skip_string(text, i)
+                i = attributes.skip_string(text, i) - 1
             except ValueError:
                 raise _FastFail from None
-            continue
-        i += 1
+        m = search(text, i + 1)
     raise _FastFail
 
 
@@ -732,6 +744,10 @@ class Scanner:
             return None  # no body, or its end is not a '}' line: read line by line
         e = close + 1
         last = bisect_right(starts, e, first) - 1  # the '}' line
+        if last - first > _BLOCK_MAX_LINES:
+            return None  # a long body: line by line keeps what is held in memory small
+        if last <= first or _BLOCK_LINE.match(text, starts[last - 1], e) is None:
+            return None  # the last line (most often the ROOT, with operands) already is not plain
         rows = _BLOCK_LINE.findall(text, s, e)
         n = len(rows)
         if n != last - first:
@@ -765,22 +781,22 @@ class Scanner:
                 if _INDEXED_OPERAND_LIST.fullmatch(joined) is None:
                     return None
                 find = _INDEXED_OPERAND.findall
-            else:
-                if _NAMES_ONLY.fullmatch(joined) is None:
-                    return None  # operands written with shapes, or not plain names
-                find = _NAME_FIND.findall
+            elif _NAMES_ONLY.fullmatch(joined) is None:
+                return None  # operands written with shapes, or not plain names
             get = position.get
             k = -1
             for names in bare:
                 k += 1
                 if not names:
                     continue
-                if "," in names or comments:
+                if comments:
                     for op in find(names):
                         if get(op, k) >= k:
                             return None  # not defined, or not on an earlier line
-                elif get(names.strip(" \t%"), k) >= k:  # one bare name
-                    return None
+                else:  # bare names, as checked above: the text between commas, trimmed
+                    for op in names.split(","):
+                        if get(op.strip(" \t%"), k) >= k:
+                            return None
         opcodes = set(map(_ROW_OPCODE, rows))
         callers = []
         if not opcodes <= NON_CALLER_OPCODES:
@@ -959,6 +975,39 @@ def block_names(text: str, start: int, end: int) -> list[str]:
     return list(map(_ROW_NAME, _BLOCK_LINE.findall(text, start, end)))
 
 
+def _build_block(comp: Computation, text: str, starts: Sequence[int]) -> None:
+    """Build the instructions of a body ``Scanner._check_block`` accepted: one
+    plain instruction on each of its lines, all checked already."""
+    assert comp._block is not None
+    begin, end = comp._block
+    first = bisect_right(starts, begin) - 1
+    comments = text.find("/*", begin, end) >= 0
+    find = _INDEXED_OPERAND.findall if comments else _NAME_FIND.findall
+    instructions = comp._instructions
+    by_name = comp._by_name
+    new_instruction = Instruction.from_scan
+    opcodes = _OPCODE_NAMES
+    match = _BUILT_LINE.match
+    i = first
+    start = starts[i]
+    while start < end:
+        m = match(text, start)
+        assert m is not None
+        root, pct, name, shape, opcode, inner = m.groups()
+        if opcode in _PAYLOAD_OPCODES:
+            operands, payload = [], inner
+        else:
+            operands, payload = [by_name[op].name for op in find(inner)], None
+        instr = new_instruction(
+            name, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape), operands,
+            root is not None, i + 1, m.start(3) + 1 - len(pct) - start, 1, m.end() - start, payload, comp,
+        )
+        instructions.append(instr)
+        by_name[name] = instr
+        i += 1
+        start = starts[i]
+
+
 def materialize(comp: Computation) -> None:
     """Build the instruction objects of a computation that was only checked."""
     module = comp.module
@@ -976,9 +1025,12 @@ def materialize(comp: Computation) -> None:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        m = _COMP_START.match(scanner.lines[header])
-        assert m is not None
-        scanner._computation(header, m, set(), into=comp)
+        if comp._block is not None:
+            _build_block(comp, module.source, module.line_starts)
+        else:
+            m = _COMP_START.match(scanner.lines[header])
+            assert m is not None
+            scanner._computation(header, m, set(), into=comp)
     finally:
         if was_enabled:
             gc.enable()

@@ -22,6 +22,8 @@ def verify(module: Module, computations: Iterable[Computation] | None = None) ->
     """
     known = {c.name for c in module.computations}
     fname = module.filename
+    # an instruction as read names a control predecessor only if the source has the word
+    control_in_source = module.source_has("control-predecessors")
     for comp in module.computations if computations is None else computations:
         defined: set[str] = set()
         roots = 0
@@ -34,14 +36,15 @@ def verify(module: Module, computations: Iterable[Computation] | None = None) ->
                         f"defined {where} (it must be defined before its use)",
                         filename=fname, line=instr.line or None,
                     )
-            if instr.text is None or "control-predecessors" in (instr.attrs_text or ""):
+            from_source = instr.from_source
+            if not from_source or (control_in_source and "control-predecessors" in (instr.attrs_text or "")):
                 for pred in instr.control_predecessors:
                     if pred not in comp.by_name:
                         raise HloVerifyError(
                             f"control predecessor '{pred}' of '{instr.name}' is not defined in '{comp.name}'",
                             filename=fname, line=instr.line or None,
                         )
-            if instr.text is None:
+            if not from_source:
                 for callee in instr.called_computations():
                     if callee not in known:
                         raise HloVerifyError(

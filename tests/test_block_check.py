@@ -32,7 +32,8 @@ def _outcome(text: str, blocks: bool) -> tuple:
     seen = []
     for comp in module.computations:
         hints = (sorted(comp.instruction_names()), sorted(comp.opcodes()), comp.find(NOTED_OPCODES))
-        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.text) for i in comp.instructions]
+        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.column, i.text, i.payload,
+                  i.attrs_text, i.prefix) for i in comp.instructions]
         seen.append((comp.name, comp.head, comp.tail, hints, built))
     assert print_module(module) == text
     return ("ok", seen)
@@ -224,3 +225,40 @@ def test_mutated_modules_read_the_same_both_ways():
         assert outcome == _outcome(text, False), text
         kinds[outcome[0]] += 1
     assert kinds["ok"] > 100 and kinds["error"] > 100  # both kinds really exercised
+
+
+def _chain_module(length: int, shape: str = "f32[8]{0}") -> str:
+    body = [f"  %p = {shape} parameter(0)"]
+    body += [f"  %a{k} = {shape} negate(%{'p' if k == 0 else f'a{k - 1}'})" for k in range(length)]
+    body.append(f"  ROOT %r = ({shape}, {shape}) tuple(%p, %a{length - 1})")
+    return (
+        "HloModule m\n\n%body (p: f32[8]) -> (f32[8], f32[8]) {\n" + "\n".join(body) + "\n}\n\n"
+        "ENTRY %main (x: f32[8]) -> (f32[8], f32[8]) {\n  %x = f32[8]{0} parameter(0)\n"
+        "  ROOT %c = (f32[8]{0}, f32[8]{0}) call(%x), to_apply=%body\n}\n"
+    )
+
+
+def test_tuple_shapes_are_read_in_one_pass_and_built_the_same():
+    text = _chain_module(50)
+    assert _blocks_used(text) == 1
+    assert _outcome(text, True) == _outcome(text, False)
+    body = parse_module(text).computation("body")
+    assert body is not None and body.root.shape == "(f32[8]{0}, f32[8]{0})"
+
+
+def test_a_very_long_body_is_read_line_by_line():
+    from hlo_rewrite.scanner import _BLOCK_MAX_LINES
+
+    text = _chain_module(_BLOCK_MAX_LINES + 10)
+    assert _blocks_used(text) == 0
+    assert _outcome(text, True) == _outcome(text, False)
+
+
+def test_passes_do_not_build_computations_they_have_nothing_to_do_in():
+    from hlo_rewrite.passes import PassOptions
+    from hlo_rewrite.pipeline import run_passes
+
+    module = parse_module(_chain_module(20))
+    run_passes(module, ["fuse-reduce-scatter", "fuse-send-recv"], PassOptions(all_computations=True))
+    body = module.computation("body")
+    assert body is not None and body._lazy is not None

@@ -142,6 +142,8 @@ class FuseReduceScatter(Pass):
 
     def run_on(self, module: Module, report: PassReport) -> None:
         for comp in self.scope(module):
+            if "concatenate" not in comp.opcodes():
+                continue  # nothing to fuse: its instructions need not be built
             concats = [i for i in comp.instructions if i.opcode == "concatenate"]
             if not concats:
                 continue

@@ -73,7 +73,7 @@ class FuseSendRecv(Pass):
     def _match(self, module: Module, comp: Computation, report: PassReport) -> list[tuple[int, _Half, _Half]]:
         """The complete pairs of ``comp`` in the order their dones appear; reports
         what is left alone and raises on what is malformed."""
-        if not any(i.opcode in ("send", "recv", "send-done", "recv-done") for i in comp.instructions):
+        if comp.opcodes().isdisjoint(("send", "recv", "send-done", "recv-done")):
             return []
         halves: dict[str, dict[int, _Half]] = {"send": {}, "recv": {}}
         claimed: dict[str, Instruction] = {}  # send/recv name -> its done in this computation
