@@ -11,7 +11,8 @@ safe-mode check on the output. Every example ends in one of:
   anything it equals the input byte for byte;
 - ``rejected``: an ``HloError`` (not an internal one) that names the file and the line;
 - ``unlocated``: an ``HloError`` without file or line (a failure);
-- ``internal``: ``HloInternalError`` (a pass or safe mode found a bug in the tool; a failure);
+- ``internal``: ``HloInternalError`` (a pass or safe mode found a bug in the tool, or reading
+  the input with and without the one-pass body check gave different results; a failure);
 - ``crashed``: any other exception (a failure);
 - ``slow``: longer than ``--time-limit`` seconds (stopped by an alarm; a failure).
 
@@ -39,11 +40,12 @@ if str(REPO) not in sys.path:
 
 from hlo_rewrite.errors import HloError, HloInternalError  # noqa: E402
 from hlo_rewrite.io import decode  # noqa: E402
+from hlo_rewrite.ir import NOTED_OPCODES  # noqa: E402
 from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions  # noqa: E402
 from hlo_rewrite.pipeline import run_passes  # noqa: E402
 from hlo_rewrite.printer import print_module  # noqa: E402
 from hlo_rewrite.safety import check_output  # noqa: E402
-from hlo_rewrite.scanner import parse_module  # noqa: E402
+from hlo_rewrite.scanner import Scanner, parse_module  # noqa: E402
 
 FAILURES = ("unlocated", "internal", "crashed", "slow")
 KINDS = ("accepted", "rejected", *FAILURES)
@@ -77,8 +79,34 @@ class Outcome:
     detail: str = ""
 
 
+def reading(text: str, filename: str, *, blocks: bool) -> tuple:
+    """What reading ``text`` gives, with or without the one-pass body check: the
+    error, or per computation what passes see before and after building it."""
+    Scanner.check_blocks = blocks
+    try:
+        module = parse_module(text, filename)
+    except HloError as exc:
+        return ("error", exc.message, exc.line, exc.column)
+    finally:
+        Scanner.check_blocks = True
+    seen = []
+    for comp in module.computations:
+        hints = (sorted(comp.instruction_names()), sorted(comp.opcodes()), comp.find(NOTED_OPCODES))
+        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.column, i.payload, i.attrs_text)
+                 for i in comp.instructions]
+        seen.append((comp.name, hints, built))
+    return ("ok", seen)
+
+
 def run_pipeline(text: str, filename: str, options: PassOptions) -> str:
-    """What the command line does with one module (safe mode included); returns the output."""
+    """What the command line does with one module (safe mode included); returns the output.
+
+    The module is first read both with and without the one-pass body check, and both
+    readings must agree."""
+    one_pass, by_line = reading(text, filename, blocks=True), reading(text, filename, blocks=False)
+    if one_pass != by_line:
+        raise HloInternalError(f"the one-pass body check read {str(one_pass)[:300]} but the "
+                               f"line-by-line reading {str(by_line)[:300]}", filename=filename, line=1)
     module = parse_module(text, filename)
     reports = run_passes(module, DEFAULT_PIPELINE, options)
     out = print_module(module)
