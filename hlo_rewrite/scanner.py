@@ -105,9 +105,9 @@ _BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
 # name, element type (none for a tuple shape), opcode, then a parameter's number or a constant's
 # literal, or for any other opcode text that may be bare operand names (checked
 # afterwards for the whole body at once, by _NAMES_ONLY or _INDEXED_OPERAND_LIST)
-# a tuple shape: parentheses nested up to three deep (what is inside is read when asked,
-# as on the line-by-line path)
-_TUPLE_SHAPE = r"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)"
+# a tuple shape: parentheses nested up to three deep, no quote (what is inside is read
+# when asked, as on the line-by-line path, which would read a quote as a string)
+_TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
 _BLOCK_LINE = re.compile(
     r"^[ \t]*(?:ROOT[ \t]+)?%?(" + _IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*)" + _DIMS_LAYOUT + r"[ \t]+|" + _TUPLE_SHAPE + r"[ \t]+)?([a-z][a-z0-9\-]*)"

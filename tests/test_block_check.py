@@ -246,6 +246,19 @@ def test_tuple_shapes_are_read_in_one_pass_and_built_the_same():
     assert body is not None and body.root.shape == "(f32[8]{0}, f32[8]{0})"
 
 
+@pytest.mark.parametrize("old, new", [
+    ("ROOT %r = (f32[8]{0}, f32[8]{0})", 'ROOT %r = (f32[8]{0}", f32[8]{0})'),
+    ("ROOT %r = (f32[8]{0}, f32[8]{0})", 'ROOT %r = (f32[8]{"0}, f32[8]{0})'),
+    ("%a0 = f32[8]{0}", '%a0 = (f32[8]{0}, "f32[]) tuple(%p), x="a"\n  %a00 = f32[8]{0}'),
+])
+def test_a_quote_in_a_tuple_shape_reads_as_line_by_line(old, new):
+    text = _chain_module(5).replace(old, new, 1)
+    assert text != _chain_module(5)
+    outcome = _outcome(text, True)
+    assert outcome == _outcome(text, False)
+    assert outcome[0] == "error"
+
+
 def test_a_very_long_body_is_read_line_by_line():
     from hlo_rewrite.scanner import _BLOCK_MAX_LINES
 
