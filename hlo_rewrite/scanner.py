@@ -350,6 +350,46 @@ class _Lines:
         return self.text[self.starts[i] : self.starts[j + 1] - 1]
 
 
+def _brackets_nest_on_each_line(body: str, lines: int) -> bool:
+    """Whether (), {} and [] pair up properly on each of the ``lines`` lines of
+    ``body`` (strings not told apart: a bracket in a string may say no)."""
+    nested = body.encode().translate(None, _NOT_BRACKETS)  # brackets and newlines only
+    while True:
+        reduced = nested.replace(b"()", b"").replace(b"{}", b"").replace(b"[]", b"")
+        if len(reduced) == len(nested):
+            return len(nested) == lines  # only the newlines are left
+        nested = reduced
+
+
+def _operands_defined_before_use(operands: list[str], position: dict[str, int], comments: bool) -> bool:
+    """Whether the operand texts of a body's lines (``operands[k]`` for line k)
+    are bare names, each defined on an earlier line (``position``)."""
+    joined = ",".join(filter(None, operands))
+    if not joined:
+        return True
+    if comments:  # XLA's /*index=N*/ may stand before a name
+        if _INDEXED_OPERAND_LIST.fullmatch(joined) is None:
+            return False
+        find = _INDEXED_OPERAND.findall
+    elif _NAMES_ONLY.fullmatch(joined) is None:
+        return False  # operands written with shapes, or not plain names
+    get = position.get
+    k = -1
+    for names in operands:
+        k += 1
+        if not names:
+            continue
+        if comments:
+            for op in find(names):
+                if get(op, k) >= k:
+                    return False  # not defined, or not on an earlier line
+        else:  # bare names, as checked above: the text between commas, trimmed
+            for op in names.split(","):
+                if get(op.strip(" \t%"), k) >= k:
+                    return False
+    return True
+
+
 class Scanner:
     """Turns HLO text into a Module (one use per text)."""
 
@@ -752,13 +792,7 @@ class Scanner:
         n = len(rows)
         if n != last - first:
             return None  # some line is not one plain instruction
-        nested = text[s:e].encode().translate(None, _NOT_BRACKETS)
-        while True:
-            reduced = nested.replace(b"()", b"").replace(b"{}", b"").replace(b"[]", b"")
-            if len(reduced) == len(nested):
-                break
-            nested = reduced
-        if len(nested) != n:
+        if not _brackets_nest_on_each_line(text[s:e], n):
             return None  # brackets left over on some line (or inside a string there)
         comments = self.maybe_comments and text.find("/*", s, e) >= 0
         if comments and not self._comments_closed(s, e):
@@ -772,31 +806,8 @@ class Scanner:
             return None
         if text.count("ROOT", s, e) > 1:
             return None  # two ROOTs, or the word elsewhere: line by line tells
-        # the operand lists, all at once: joined, they must form one list of bare
-        # names, and each name must be defined on an earlier line
-        bare = list(map(_ROW_OPERANDS, rows))
-        joined = ",".join(filter(None, bare))
-        if joined:
-            if comments:
-                if _INDEXED_OPERAND_LIST.fullmatch(joined) is None:
-                    return None
-                find = _INDEXED_OPERAND.findall
-            elif _NAMES_ONLY.fullmatch(joined) is None:
-                return None  # operands written with shapes, or not plain names
-            get = position.get
-            k = -1
-            for names in bare:
-                k += 1
-                if not names:
-                    continue
-                if comments:
-                    for op in find(names):
-                        if get(op, k) >= k:
-                            return None  # not defined, or not on an earlier line
-                else:  # bare names, as checked above: the text between commas, trimmed
-                    for op in names.split(","):
-                        if get(op.strip(" \t%"), k) >= k:
-                            return None
+        if not _operands_defined_before_use(list(map(_ROW_OPERANDS, rows)), position, comments):
+            return None
         opcodes = set(map(_ROW_OPCODE, rows))
         callers = []
         if not opcodes <= NON_CALLER_OPCODES:
