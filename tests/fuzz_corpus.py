@@ -92,9 +92,11 @@ def reading(text: str, filename: str, *, blocks: bool) -> tuple:
     seen = []
     for comp in module.computations:
         hints = (sorted(comp.instruction_names()), sorted(comp.opcodes()), comp.find(NOTED_OPCODES))
-        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.column, i.payload, i.attrs_text)
-                 for i in comp.instructions]
-        seen.append((comp.name, hints, built))
+        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.column, i.text, i.payload,
+                  i.attrs_text, i.prefix) for i in comp.instructions]
+        seen.append((comp.name, comp.head, comp.tail, hints, built))
+    if print_module(module) != text:
+        raise AssertionError("the module read does not print back as its input")
     return ("ok", seen)
 
 

@@ -11,32 +11,16 @@ from __future__ import annotations
 
 import random
 
+import fuzz_corpus
 import pytest
 from conftest import CORPUS, corpus_files, read_exact
 
 from hlo_rewrite import HloError, parse_module, print_module
-from hlo_rewrite.ir import NOTED_OPCODES
-from hlo_rewrite.scanner import Scanner
 
 
 def _outcome(text: str, blocks: bool) -> tuple:
     """What reading ``text`` gives: the error, or per computation what the passes see."""
-    saved = Scanner.check_blocks
-    Scanner.check_blocks = blocks
-    try:
-        module = parse_module(text, "m.hlo")
-    except HloError as err:
-        return ("error", err.message, err.line, err.column)
-    finally:
-        Scanner.check_blocks = saved
-    seen = []
-    for comp in module.computations:
-        hints = (sorted(comp.instruction_names()), sorted(comp.opcodes()), comp.find(NOTED_OPCODES))
-        built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.column, i.text, i.payload,
-                  i.attrs_text, i.prefix) for i in comp.instructions]
-        seen.append((comp.name, comp.head, comp.tail, hints, built))
-    assert print_module(module) == text
-    return ("ok", seen)
+    return fuzz_corpus.reading(text, "m.hlo", blocks=blocks)
 
 
 def _blocks_used(text: str) -> int:
