@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -108,9 +109,12 @@ _BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
 # a tuple shape: parentheses nested up to three deep, no quote (what is inside is read
 # when asked, as on the line-by-line path, which would read a quote as a string)
 _TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
+# (Python 3.11 has possessive quantifiers, "*+": a line that is not plain fails sooner,
+# and a name spelled ROOT followed by a blank is left to the line-by-line reading)
+_P = "+" if sys.version_info >= (3, 11) else ""
 _BLOCK_LINE = re.compile(
-    r"^[ \t]*(?:ROOT[ \t]+)?%?(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*)" + _DIMS_LAYOUT + r"[ \t]+|" + _TUPLE_SHAPE + r"[ \t]+)?([a-z][a-z0-9\-]*)"
+    rf"^[ \t]*{_P}(?:ROOT[ \t]+)?{_P}%?{_P}({_IDENT}{_P})[ \t]*{_P}=[ \t]*{_P}"
+    rf"(?:([a-z][a-z0-9]*{_P}){_DIMS_LAYOUT}[ \t]+{_P}|{_TUPLE_SHAPE}[ \t]+{_P})?([a-z][a-z0-9\-]*{_P})"
     r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
     re.M,
 )

@@ -129,6 +129,16 @@ def test_callee_words_on_an_opcode_that_calls_nothing_are_kept_as_written():
     assert print_module(parse_module(text)) == text
 
 
+@pytest.mark.parametrize("old, new", [
+    ("%c = f32[] constant(0)", "ROOT = f32[] constant(0)"),
+    ("%c = f32[] constant(0)", "ROOT %ROOT = f32[] constant(0)"),
+    ("%c = f32[] constant(0)", "%c = f32[]  constant(0)"),
+])
+def test_odd_but_possible_spellings_read_the_same_both_ways(old, new):
+    text = BODY.replace(old, new, 1)
+    assert _outcome(text, True) == _outcome(text, False)
+
+
 def test_root_in_a_string_falls_back_and_still_reads():
     text = BODY.replace('op_name="jit(f)/mul"', 'op_name="ROOT"')
     assert _outcome(text, True) == _outcome(text, False)
