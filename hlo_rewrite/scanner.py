@@ -539,7 +539,7 @@ class Scanner:
             start = i
             i = self._computation(i, m, comp_names)
             comp = mod.computations[-1]
-            comp.source_span = (lines.start(start), lines.end(i - 1))
+            comp.source_span = (starts[start], min(starts[i], len(text)))
             if comp.is_entry:
                 if entry_seen:
                     raise self.error(HloVerifyError, "a second ENTRY computation: a module has only one", comp.line)
@@ -566,8 +566,9 @@ class Scanner:
         depth = 0
         j = i
         while True:
-            depth += _depth_delta(lines[j])
-            if depth == 1 and lines[j].rstrip().endswith("{"):
+            line = lines[j]
+            depth += _depth_delta(line)
+            if depth == 1 and line.rstrip().endswith("{"):
                 break
             if depth <= 0 and j > i:
                 raise self.error(HloParseError, f"expected '{{' to open the body of computation '{name}'", j + 1)
