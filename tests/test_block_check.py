@@ -269,3 +269,9 @@ def test_passes_do_not_build_computations_they_have_nothing_to_do_in():
     run_passes(module, ["fuse-reduce-scatter", "fuse-send-recv"], PassOptions(all_computations=True))
     body = module.computation("body")
     assert body is not None and body._lazy is not None
+
+
+def test_crlf_line_endings_read_the_same_both_ways():
+    text = BODY.replace("\n", "\r\n")
+    assert _blocks_used(text) == 2
+    assert _outcome(text, True) == _outcome(text, False)
