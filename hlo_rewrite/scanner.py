@@ -102,16 +102,16 @@ NON_CALLER_OPCODES: frozenset[str] = frozenset(
 )
 # one operand written as a bare name, perhaps after XLA's /*index=N*/ comment
 _BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
-# one plain instruction line, for checking a whole computation body in one pass:
-# name, element type (none for a tuple shape), opcode, then a parameter's number or a constant's
-# literal, or for any other opcode text that may be bare operand names (checked
-# afterwards for the whole body at once, by _NAMES_ONLY or _INDEXED_OPERAND_LIST)
 # a tuple shape: parentheses nested up to three deep, no quote (what is inside is read
 # when asked, as on the line-by-line path, which would read a quote as a string)
 _TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
-# (Python 3.11 has possessive quantifiers, "*+": a line that is not plain fails sooner,
-# and a name spelled ROOT followed by a blank is left to the line-by-line reading)
+# Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
+# fails sooner, and a name spelled ROOT followed by a blank goes line by line
 _P = "+" if sys.version_info >= (3, 11) else ""
+# one plain instruction line, for checking a whole computation body in one pass:
+# name, element type (none for a tuple shape), opcode, then a parameter's number or a
+# constant's literal, or for any other opcode text that may be bare operand names
+# (checked afterwards for the whole body at once, by _NAMES_ONLY or _INDEXED_OPERAND_LIST)
 _BLOCK_LINE = re.compile(
     rf"^[ \t]*{_P}(?:ROOT[ \t]+)?{_P}%?{_P}({_IDENT}{_P})[ \t]*{_P}=[ \t]*{_P}"
     rf"(?:([a-z][a-z0-9]*{_P}){_DIMS_LAYOUT}[ \t]+{_P}|{_TUPLE_SHAPE}[ \t]+{_P})?([a-z][a-z0-9\-]*{_P})"
