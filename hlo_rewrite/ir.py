@@ -422,9 +422,9 @@ class Computation:
         # line of its header, and either ``_names_hint`` maps its instruction
         # names to their lines or ``_block`` is the (start, end) offsets of a
         # body of one plain instruction per line, whose names are read again
-        # from the text when asked for
+        # from the text when first asked for (and then kept in ``_names_hint``)
         self._lazy: int | None = None
-        self._names_hint: dict[str, int] | None = None
+        self._names_hint: dict[str, int | None] | None = None
         self._block: tuple[int, int] | None = None
         self._opcodes_hint: set[str] | frozenset[str] | None = None
         self._noted_hint: list[tuple[str, str, int]] | None = None
@@ -459,15 +459,15 @@ class Computation:
     def by_name(self, value: dict[str, Instruction]) -> None:
         self._by_name = value
 
-    def instruction_names(self) -> KeysView[str] | frozenset[str]:
+    def instruction_names(self) -> KeysView[str]:
         """The instruction names, without building instruction objects."""
         if self._lazy is not None:
-            if self._names_hint is not None:
-                return self._names_hint.keys()
-            if self._block is not None and self.module is not None:
+            if self._names_hint is None and self._block is not None and self.module is not None:
                 from .scanner import block_names
 
-                return frozenset(block_names(self.module.source, *self._block))
+                self._names_hint = dict.fromkeys(block_names(self.module.source, *self._block))
+            if self._names_hint is not None:
+                return self._names_hint.keys()
         return self.by_name.keys()
 
     def find(self, opcodes: set[str] | frozenset[str]) -> list[tuple[str, str, int]]:

@@ -354,6 +354,14 @@ class _Lines:
         return self.text[self.starts[i] : self.starts[j + 1] - 1]
 
 
+def _may_name_computations(opcode: str, attrs: str) -> bool:
+    """Whether an instruction's attribute text may name called computations or
+    control predecessors, which are then checked once all computations are known."""
+    if opcode not in NON_CALLER_OPCODES and _CALLEE_RE.search(attrs) is not None:
+        return True
+    return "control-predecessors" in attrs
+
+
 def _brackets_nest_on_each_line(body: str, lines: int) -> bool:
     """Whether (), {} and [] pair up properly on each of the ``lines`` lines of
     ``body`` (strings not told apart: a bracket in a string may say no)."""
@@ -414,8 +422,8 @@ class Scanner:
         self.callers: list[tuple[Computation, str, int]] = []
         # whether the text has comments or control predecessors anywhere (one
         # look at the whole text spares a look into every computation)
-        self.maybe_comments = "/*" in text
-        self.maybe_control = "control-predecessors" in text
+        self.maybe_comments = self.module.source_has("/*")
+        self.maybe_control = self.module.source_has("control-predecessors")
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
@@ -643,9 +651,7 @@ class Scanner:
             if lm is not None and operands is not None:
                 j = i
                 is_root = root is not None
-                calls = (
-                    opcode not in NON_CALLER_OPCODES and _CALLEE_RE.search(attrs) is not None
-                ) or "control-predecessors" in attrs
+                calls = _may_name_computations(opcode, attrs)
                 calls_text = attrs
                 if build:
                     col = lm.start(3) + 1 - len(pct) - start
@@ -695,9 +701,7 @@ class Scanner:
                 if "/*" in body and body.count("/*", attrs_at) > body.count("*/", attrs_at):
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls_text = body[attrs_at:]
-                calls = (
-                    opcode not in NON_CALLER_OPCODES and _CALLEE_RE.search(calls_text) is not None
-                ) or "control-predecessors" in calls_text
+                calls = _may_name_computations(opcode, calls_text)
             # both paths: check the instruction against what came before (and build it)
             if build:
                 ops: list[str] = []
@@ -1030,20 +1034,21 @@ def materialize(comp: Computation) -> None:
     assert module is not None and comp._lazy is not None
     header = comp._lazy
     comp._lazy = None
-    scanner = Scanner.__new__(Scanner)
-    scanner.text = module.source
-    scanner.filename = module.filename
-    scanner.strict = False
-    scanner.lines = _Lines(module.source, module.line_starts)
-    scanner.module = module
-    scanner.callers = []
-    scanner.maybe_comments = scanner.maybe_control = True
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         if comp._block is not None:
             _build_block(comp, module.source, module.line_starts)
-        else:
+        else:  # read line by line again, this time building
+            scanner = Scanner.__new__(Scanner)
+            scanner.text = module.source
+            scanner.filename = module.filename
+            scanner.strict = False
+            scanner.lines = _Lines(module.source, module.line_starts)
+            scanner.module = module
+            scanner.callers = []
+            scanner.maybe_comments = module.source_has("/*")
+            scanner.maybe_control = module.source_has("control-predecessors")
             m = _COMP_START.match(scanner.lines[header])
             assert m is not None
             scanner._computation(header, m, set(), into=comp)
