@@ -2,9 +2,8 @@
 
 ``python bench/measure_cli.py REPORT.json ARGS...`` runs ``hlo-rewrite ARGS...``
 exactly as the console script does, and when it exits writes the process's
-peak resident set size (``VmHWM``) to ``REPORT.json``. Reading ``VmHWM`` inside
-the process counts only this program image: a parent's peak, which
-``ru_maxrss`` of a forked child can include, is not mixed in.
+peak resident set size (``measure_ours.peak_rss``, read inside the process, so a
+parent's peak is not mixed in) to ``REPORT.json``.
 """
 
 from __future__ import annotations
@@ -13,13 +12,7 @@ import atexit
 import json
 import sys
 
-
-def _peak_rss() -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
+from measure_ours import peak_rss
 
 
 def main() -> None:
@@ -28,7 +21,7 @@ def main() -> None:
 
     def write() -> None:
         with open(report, "w") as fh:
-            json.dump({"peak_rss": _peak_rss()}, fh)
+            json.dump({"peak_rss": peak_rss()}, fh)
 
     atexit.register(write)
     from hlo_rewrite.cli import main as cli
