@@ -166,6 +166,15 @@ def run_on_terminal(args: list[str], **extra: str) -> tuple[int, bytes, bytes]:
     master, slave = pty.openpty()
     p = subprocess.Popen([str(EXE), *args], stdout=slave, stderr=subprocess.PIPE, env=env(**extra))
     os.close(slave)
+    out = _read_terminal(master)
+    err = p.stderr.read() if p.stderr else b""
+    code = p.wait(timeout=60)
+    os.close(master)
+    return code, out, err
+
+
+def _read_terminal(master: int) -> bytes:
+    """Everything written to a pseudo-terminal until its other end closes."""
     chunks = []
     while True:
         try:
@@ -175,10 +184,7 @@ def run_on_terminal(args: list[str], **extra: str) -> tuple[int, bytes, bytes]:
         if not data:
             break
         chunks.append(data)
-    err = p.stderr.read() if p.stderr else b""
-    code = p.wait(timeout=60)
-    os.close(master)
-    return code, b"".join(chunks), err
+    return b"".join(chunks)
 
 
 def test_diff_is_coloured_on_a_terminal_unless_no_color(gpt2):
@@ -197,15 +203,7 @@ def test_progress_bar_on_a_terminal_does_not_touch_outputs(tmp_path, corpus):
     p = subprocess.Popen([str(EXE), "--passes", CONVERT, "-o", str(tmp_path / "tty"), *files],
                          stdout=subprocess.PIPE, stderr=slave, env=env())
     os.close(slave)
-    err = b""
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        err += data
+    err = _read_terminal(master)
     out = p.stdout.read() if p.stdout else b""
     assert p.wait(timeout=60) == 0 and out == b""
     assert b"10/10" in err  # the bar's final count
