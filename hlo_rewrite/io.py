@@ -31,7 +31,7 @@ def decode(data: bytes, filename: str) -> str:
 
 def check_not_foreign(data: bytes, filename: str) -> None:
     """Refuse data that is clearly not HLO text, saying what it looks like."""
-    what = describe_foreign(data)
+    what = describe_foreign(data, "-" if filename == "<stdin>" else filename)
     if what is not None:
         raise HloParseError(what, filename=filename)
 
@@ -39,7 +39,10 @@ def check_not_foreign(data: bytes, filename: str) -> None:
 def read_input(path: str) -> tuple[str, str]:
     """Read ``path`` (``-`` is standard input); returns (display name, text)."""
     if path == "-":
-        data = sys.stdin.buffer.read()
+        try:
+            data = sys.stdin.buffer.read()
+        except OSError as exc:
+            raise HloIOError(f"cannot read standard input: {exc.strerror}", filename="<stdin>") from None
         check_not_foreign(data, "<stdin>")
         return "<stdin>", decode(data, "<stdin>")
     try:

@@ -7,15 +7,16 @@ goes on to the reader, which gives the located error for text that is not HLO.
 from __future__ import annotations
 
 import re
+import shlex
 
-#: (magic bytes at offset 0, what the data is, what to do with it)
-_MAGIC: tuple[tuple[bytes, str, str], ...] = (
-    (b"\x1f\x8b", "gzip-compressed data", "decompress it first, e.g. 'gunzip -c FILE | hlo-rewrite -'"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "decompress it first, e.g. 'zstd -dc FILE | hlo-rewrite -'"),
-    (b"\xfd7zXZ\x00", "xz-compressed data", "decompress it first, e.g. 'xz -dc FILE | hlo-rewrite -'"),
-    (b"BZh", "bzip2-compressed data", "decompress it first, e.g. 'bzip2 -dc FILE | hlo-rewrite -'"),
-    (b"PK\x03\x04", "a zip archive", "extract the module's text first"),
-    (b"ML\xefR", "an MLIR bytecode file", "print it as HLO text first"),
+#: (magic bytes at offset 0, what the data is, the command that decompresses it or None)
+_MAGIC: tuple[tuple[bytes, str, str | None], ...] = (
+    (b"\x1f\x8b", "gzip-compressed data", "gunzip -c"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "zstd -dc"),
+    (b"\xfd7zXZ\x00", "xz-compressed data", "xz -dc"),
+    (b"BZh", "bzip2-compressed data", "bzip2 -dc"),
+    (b"PK\x03\x04", "a zip archive", None),
+    (b"ML\xefR", "an MLIR bytecode file", None),
 )
 
 # the first word of MLIR text (StableHLO, MHLO): `module @name ...`, `func.func`, `#loc = ...`
@@ -53,11 +54,17 @@ def _looks_like_protobuf(head: bytes) -> bool:
     return any(b not in _TEXT_BYTES and b < 0x80 for b in sample)
 
 
-def describe_foreign(data: bytes) -> str | None:
-    """What ``data`` looks like when it is clearly not HLO text, with a hint; else None."""
+def describe_foreign(data: bytes, path: str = "-") -> str | None:
+    """What ``data`` (read from ``path``) looks like when it is clearly not HLO text, with a
+    hint; else None."""
     head = data[:65536]
-    for magic, what, hint in _MAGIC:
+    for magic, what, tool in _MAGIC:
         if head.startswith(magic):
+            if tool is None:
+                hint = "extract the module's HLO text first"
+            else:
+                source = f"{tool} {shlex.quote(path)}" if path != "-" else f"... | {tool}"
+                hint = f"decompress it first: {source} | hlo-rewrite -"
             return f"this is {what}, not HLO text; {hint}"
     if _looks_like_protobuf(head):
         return ("this looks like a serialized protocol buffer (an HloModuleProto or HloProto?), "
