@@ -9,6 +9,7 @@ line's (``outputs.py``); nothing here writes a file.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 import traceback
@@ -159,6 +160,7 @@ def iter_results(paths: Sequence[str], job: Job, jobs: int, stdin_text: str | No
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), initializer=_ignore_sigint)
+    finished = False
     try:
         futures = [pool.submit(process_path, p, job) for p in paths]
         for p, fut in zip(paths, futures, strict=True):
@@ -168,5 +170,13 @@ def iter_results(paths: Sequence[str], job: Job, jobs: int, stdin_text: str | No
                 res = FileResult(name=p, path=p)
                 res.errors.append(internal_error(exc, p))
                 yield res
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if finished:
+            pool.shutdown()
+        else:  # stopped early: the workers' results are not wanted, do not wait for them
+            workers = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers:  # they only compute and write nothing: end them now
+                with contextlib.suppress(Exception):
+                    proc.terminate()

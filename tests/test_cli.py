@@ -13,9 +13,9 @@ from conftest import ALLREDUCE_MODULE, CORPUS, read_exact
 from hlo_rewrite import __version__, cli
 from hlo_rewrite.errors import HloInternalError
 from hlo_rewrite.outputs import color_diff, unified_diff
-from hlo_rewrite.reporter import use_color
 from hlo_rewrite.passes import DEFAULT_PIPELINE, REGISTRY, Pass
 from hlo_rewrite.report import worst_exit_code
+from hlo_rewrite.reporter import use_color
 from hlo_rewrite.safety import check_output
 from hlo_rewrite.split import join_chunks, split_chunks
 
