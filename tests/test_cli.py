@@ -614,3 +614,15 @@ def test_jobs_2_gives_the_same_bytes_as_jobs_1(tmp_path, corpus):
     for f in r1["files"] + r2["files"]:
         f["output"] = os.path.basename(f["output"] or "")
     assert r1 == r2
+
+
+def test_exit_codes_have_one_source_the_help_and_docs_agree():
+    from hlo_rewrite.errors import ExitCode
+
+    r = run(["--help"])
+    for code in ExitCode:
+        assert f"{int(code):<3} {code.meaning}" in r.stdout
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = doc.split("## Exit codes", 1)[1]
+    rows = [ln.split("|")[1:3] for ln in section.splitlines() if ln.startswith("| ") and "`" in ln.split("|")[2]]
+    assert [(int(c), n.strip().strip("`")) for c, n in rows] == [(int(c), c.name) for c in ExitCode]
