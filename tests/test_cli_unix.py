@@ -59,9 +59,10 @@ def no_temporaries(directory: Path) -> bool:
     return not [p for p in directory.rglob("*") if p.name.endswith(".tmp")]
 
 
-def run_umask(mask: int, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(EXE), *args], capture_output=True, env=env(), timeout=120, cwd=cwd,
-                          preexec_fn=lambda: os.umask(mask))
+def run_umask(mask: int, *args: str) -> subprocess.CompletedProcess:
+    """Run under ``umask mask``, set by a shell (not in the forked child of this threaded process)."""
+    return subprocess.run(["sh", "-c", f'umask {mask:03o} && exec "$0" "$@"', str(EXE), *args],
+                          capture_output=True, env=env(), timeout=120)
 
 
 # --------------------------------------------------------------------------- 1. devices and FIFOs
