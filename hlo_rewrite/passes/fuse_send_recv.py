@@ -75,7 +75,7 @@ class FuseSendRecv(Pass):
         what is left alone and raises on what is malformed."""
         if comp.opcodes().isdisjoint(("send", "recv", "send-done", "recv-done")):
             return []
-        halves: dict[str, dict[int, _Half]] = {"send": {}, "recv": {}}
+        halves: dict[str, dict[int, list[_Half]]] = {"send": {}, "recv": {}}
         claimed: dict[str, Instruction] = {}  # send/recv name -> its done in this computation
 
         for instr in list(comp.instructions):
@@ -118,14 +118,7 @@ class FuseSendRecv(Pass):
                     f"{instr.opcode} '{instr.name}' has channel_id={done_cid} but its {kind} '{op.name}' "
                     f"has channel_id={cid}",
                 )
-            table = halves[kind]
-            if cid in table:
-                first = table[cid].op
-                raise _error(
-                    module, op,
-                    f"two {kind}s on channel_id={cid}: '{first.name}' (line {first.line}) and '{op.name}'",
-                )
-            table[cid] = _Half(op, instr)
+            halves[kind].setdefault(cid, []).append(_Half(op, instr))
 
         # sends and recvs whose done is not in this computation
         for instr in list(comp.instructions):
@@ -147,21 +140,23 @@ class FuseSendRecv(Pass):
                 reason = f"it has no {_DONE_OF[instr.opcode]}"
             report.add_left(comp, instr, reason)
 
-        # pair by channel, in the order the dones appear
+        # pair within each channel; fuse in the order the dones appear
         pos = {i.name: k for k, i in enumerate(comp.instructions)}
         pairs: list[tuple[int, _Half, _Half]] = []
-        for cid in sorted(
-            set(halves["send"]) | set(halves["recv"]),
-            key=lambda c: min(pos[h.done.name] for h in (halves["send"].get(c), halves["recv"].get(c)) if h),
-        ):
-            send, recv = halves["send"].get(cid), halves["recv"].get(cid)
-            if send is None or recv is None:
-                have = send or recv
-                assert have is not None
-                other = "recv" if send is not None else "send"
-                reason = f"{have.op.opcode} '{have.op.name}' has no {other} on channel_id={cid} in this computation"
-                report.add_left(comp, have.done, reason)
-                continue
+        channels = set(halves["send"]) | set(halves["recv"])
+        first_done = {
+            cid: min(pos[h.done.name] for h in (*halves["send"].get(cid, []), *halves["recv"].get(cid, [])))
+            for cid in channels
+        }
+        for cid in sorted(channels, key=first_done.__getitem__):
+            sends = sorted(halves["send"].get(cid, []), key=lambda h: pos[h.op.name])
+            recvs = sorted(halves["recv"].get(cid, []), key=lambda h: pos[h.op.name])
+            matched, lone = pair_channel(cid, sends, recvs)
+            for half, reason in sorted(lone, key=lambda hr: pos[hr[0].done.name]):
+                report.add_left(comp, half.done, reason)
+            pairs.extend((cid, send, recv) for send, recv in matched)
+        pairs.sort(key=lambda p: min(pos[p[1].done.name], pos[p[2].done.name]))
+        for _cid, send, recv in pairs:
             if len(send.op.operands) != 2:
                 raise _error(
                     module, send.op,
@@ -169,7 +164,6 @@ class FuseSendRecv(Pass):
                 )
             if self.options.strict_tokens:
                 _strict_token_checks(module, comp, send.op, send.done, recv.op, recv.done)
-            pairs.append((cid, send, recv))
         return pairs
 
     # -------------------------------------------------------------------- fusing
@@ -253,6 +247,82 @@ class FuseSendRecv(Pass):
             report.records[-1].reason = (
                 f"channel_id={cid}: send '{s.name}' and recv '{r.name}' fused into '{custom_call.name}'"
             )
+
+
+# ---------------------------------------------------------------------- pairing
+SOURCE_TARGET_PAIRS = "_xla_send_recv_source_target_pairs"
+
+
+def _pairs_key(half: _Half) -> str | None:
+    """The half's ``_xla_send_recv_source_target_pairs`` (the send's or recv's own,
+    else its done's), unquoted and without blanks; None when neither has one."""
+    for instr in (half.op, half.done):
+        text = instr.attr_text("frontend_attributes")
+        if text is None or SOURCE_TARGET_PAIRS not in text:
+            continue
+        for key, value in frontend_items(text, instr):
+            if key == SOURCE_TARGET_PAIRS:
+                return "".join(value.split())
+    return None
+
+
+def pair_channel(
+    cid: int, sends: list[_Half], recvs: list[_Half]
+) -> tuple[list[tuple[_Half, _Half]], list[tuple[_Half, str]]]:
+    """Pair the sends and recvs of one channel of one computation, each list in
+    program order. Returns the pairs, and the halves left alone with the reason.
+
+    - One send and one recv pair unless both carry source-target pairs and
+      these differ.
+    - Otherwise the halves are grouped by their source-target pairs; a group
+      with as many sends as recvs pairs in program order.
+    - A group whose counts differ is ambiguous; when only some halves carry
+      source-target pairs, those without them are ambiguous.
+    """
+    pairs: list[tuple[_Half, _Half]] = []
+    left: list[tuple[_Half, str]] = []
+    keys = {id(h): _pairs_key(h) for h in (*sends, *recvs)}
+
+    def lone(half: _Half, other: str, where: str) -> None:
+        left.append((half, f"{half.op.opcode} '{half.op.name}' has no {other} on channel_id={cid}{where} "
+                           "in this computation"))
+
+    if len(sends) == 1 and len(recvs) == 1:
+        send, recv = sends[0], recvs[0]
+        ks, kr = keys[id(send)], keys[id(recv)]
+        if ks is None or kr is None or ks == kr:
+            return [(send, recv)], []
+        lone(send, "recv", f" with {SOURCE_TARGET_PAIRS}={ks}")
+        lone(recv, "send", f" with {SOURCE_TARGET_PAIRS}={kr}")
+        return [], left
+    if not sends or not recvs:
+        for half in (*sends, *recvs):
+            lone(half, "recv" if half.op.opcode == "send" else "send", "")
+        return [], left
+
+    groups: dict[str | None, tuple[list[_Half], list[_Half]]] = {}
+    for half in sends:
+        groups.setdefault(keys[id(half)], ([], []))[0].append(half)
+    for half in recvs:
+        groups.setdefault(keys[id(half)], ([], []))[1].append(half)
+    mixed = None in groups and len(groups) > 1
+    for key, (gs, gr) in groups.items():
+        if key is None and mixed:
+            for half in (*gs, *gr):
+                left.append((half, f"ambiguous: {half.op.opcode} '{half.op.name}' has no {SOURCE_TARGET_PAIRS} "
+                                   f"while other sends and recvs on channel_id={cid} have them"))
+            continue
+        where = "" if key is None else f" with {SOURCE_TARGET_PAIRS}={key}"
+        if len(gs) == len(gr):
+            pairs.extend(zip(gs, gr, strict=True))
+        elif not gs or not gr:
+            for half in (*gs, *gr):
+                lone(half, "recv" if half.op.opcode == "send" else "send", where)
+        else:
+            for half in (*gs, *gr):
+                left.append((half, f"ambiguous: {len(gs)} sends and {len(gr)} recvs on channel_id={cid}{where} "
+                                   "in this computation"))
+    return pairs, left
 
 
 # ---------------------------------------------------------------------- helpers
