@@ -206,7 +206,11 @@ def test_corpus_decomposed_permute_fused_form() -> None:
 def test_psend_precv_needs_all_computations() -> None:
     text = case_input("psend-precv-ring")
     out, report = run(text)
-    assert out == text and report.records == []
+    assert out == text
+    # the pair outside ENTRY is reported once per done, in the one out-of-scope wording
+    assert [(r.instruction, r.action) for r in report.records] == [("psend.5", "left"), ("precv.5", "left")]
+    assert all(r.reason == "outside scope: computation 'xla.sdy.manual_computation_body.1' is not the ENTRY "
+               "computation; all_computations extends the scope" for r in report.records)
 
 
 def test_two_channels_carries_metadata_control_and_escaped_attributes() -> None:

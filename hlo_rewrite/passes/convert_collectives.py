@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 
-from ..errors import PassError
 from ..ir import Computation, Instruction, Module
 from ..values import UNREAD, read_value
 from . import naming
-from .base import Pass, PassReport
+from .base import Pass, PassReport, located_error
 
 #: attributes the backend_config (or the target name) takes over
 FOLDED_ATTRS: frozenset[str] = frozenset(
@@ -35,12 +34,6 @@ ASYNC_OPCODES: frozenset[str] = frozenset(
 )
 _COLLECTIVES = frozenset(naming.BASES)
 _ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
-
-
-def _location_error(module: Module, instr: Instruction, message: str) -> PassError:
-    source_line = instr.text.lstrip("\r\n").splitlines()[0] if instr.text else None
-    return PassError(message, filename=module.filename, line=instr.line or None,
-                     column=instr.column or None, source_line=source_line)
 
 
 def _async_wrapped(module: Module) -> dict[str, str]:
@@ -127,46 +120,49 @@ def dump_config(config: dict) -> str:
 class ConvertCollectivesToCustomCall(Pass):
     name = "convert-collectives-to-custom-call"
     description = "all-reduce, reduce-scatter, all-gather become AwsNeuron* custom-calls"
+    anchors = _COLLECTIVES | ASYNC_OPCODES | {"async-start"}
+    toggle = "convert-collectives"
 
     def run_on(self, module: Module, report: PassReport) -> None:
-        in_scope = {c.name for c in self.scope(module)}
-        non_fusion = {c.name for c in module.non_fusion_computations()}
-        wrapped = _async_wrapped(module)
+        self._wrapped = _async_wrapped(module)
         self._computations = {c.name: c for c in module.computations}
-        relevant = set(naming.BASES) | set(ASYNC_OPCODES) | {"async-start"}
-        for comp in module.computations:
-            present = comp.opcodes()
-            if relevant.isdisjoint(present):
-                continue  # nothing to convert or report: its instructions need not be built
-            if (
-                comp.name not in in_scope
-                and comp.name not in wrapped
-                and present.isdisjoint(ASYNC_OPCODES)
-                and "async-start" not in present
-            ):
-                # only collectives outside the scope here: report them by name
-                where = "a fusion computation" if comp.name not in non_fusion else "not the ENTRY computation"
-                hint = "" if comp.name not in non_fusion else "; all_computations extends the scope"
-                for name, op, line in comp.find(_COLLECTIVES):
-                    report.add_left_named(comp, name, op, line, f"outside scope: computation '{comp.name}' is {where}{hint}")
-                continue
-            for instr in list(comp.instructions):
-                op = instr.opcode
-                if op in naming.BASES:
-                    if comp.name in wrapped:
-                        report.add_left(comp, instr, f"async form: wrapped by async-start '{wrapped[comp.name]}'")
-                    elif comp.name not in in_scope:
-                        where = "a fusion computation" if comp.name not in non_fusion else "not the ENTRY computation"
-                        hint = "" if comp.name not in non_fusion else "; all_computations extends the scope"
-                        report.add_left(comp, instr, f"outside scope: computation '{comp.name}' is {where}{hint}")
-                    else:
-                        self._convert(module, comp, instr, report)
-                elif op in ASYNC_OPCODES and op.endswith("-start"):
-                    report.add_left(comp, instr, f"async form '{op}' is not converted")
-                elif op == "async-start":
-                    inner = _wrapped_collective(self._computations, instr)
-                    if inner is not None:
-                        report.add_left(comp, instr, f"async form: async-start wrapping {inner} is not converted")
+        super().run_on(module, report)
+
+    def rewrite(self, module: Module, comp: Computation, anchored: list[Instruction], report: PassReport) -> None:
+        self._classify(module, comp, anchored, report, None)
+
+    def report_outside_scope(
+        self, module: Module, comp: Computation, opcodes: frozenset[str], reason: str, report: PassReport
+    ) -> None:
+        present = comp.opcodes()
+        if comp.name in self._wrapped or not present.isdisjoint(ASYNC_OPCODES) or "async-start" in present:
+            anchored = [i for i in comp.instructions if i.opcode in self.anchors]
+            self._classify(module, comp, anchored, report, reason)
+        elif not _COLLECTIVES.isdisjoint(present):
+            # only collectives here: reported by name, without building the computation
+            super().report_outside_scope(module, comp, _COLLECTIVES, reason, report)
+
+    def _classify(
+        self, module: Module, comp: Computation, anchored: list[Instruction], report: PassReport,
+        outside: str | None,
+    ) -> None:
+        """Convert each collective, or record why not (``outside``: the computation
+        is outside the scope, for that reason)."""
+        for instr in anchored:
+            op = instr.opcode
+            if op in naming.BASES:
+                if comp.name in self._wrapped:
+                    report.add_left(comp, instr, f"async form: wrapped by async-start '{self._wrapped[comp.name]}'")
+                elif outside is not None:
+                    report.add_left(comp, instr, outside)
+                else:
+                    self._convert(module, comp, instr, report)
+            elif op in ASYNC_OPCODES and op.endswith("-start"):
+                report.add_left(comp, instr, f"async form '{op}' is not converted")
+            elif op == "async-start":
+                inner = _wrapped_collective(self._computations, instr)
+                if inner is not None:
+                    report.add_left(comp, instr, f"async form: async-start wrapping {inner} is not converted")
 
     def _convert(self, module: Module, comp: Computation, instr: Instruction, report: PassReport) -> None:
         op = instr.opcode
@@ -175,26 +171,26 @@ class ConvertCollectivesToCustomCall(Pass):
             report.add_left(comp, instr, f"attribute '{unknown[0]}' has no place on the custom-call")
             return
         if instr.shape is None:
-            raise _location_error(module, instr, f"{op} '{instr.name}' has no result shape")
+            raise located_error(instr, f"{op} '{instr.name}' has no result shape")
         body: Computation | None = None
         body_name: str | None = None
         if op in naming.REDUCING:
             written = instr.attr_text("to_apply")
             if written is None:
-                raise _location_error(module, instr, f"{op} '{instr.name}' has no to_apply")
+                raise located_error(instr, f"{op} '{instr.name}' has no to_apply")
             if written.lstrip().startswith("{"):
                 report.add_left(comp, instr, "inline to_apply computation is not supported")
                 return
             body_name = written.strip().lstrip("%")
             body = self._computations.get(body_name)
             if body is None:
-                raise _location_error(module, instr, f"{op} '{instr.name}': to_apply computation "
+                raise located_error(instr, f"{op} '{instr.name}': to_apply computation "
                                                      f"'{body_name}' is not defined")
         values = typed_attrs(instr)
         if op in ("reduce-scatter", "all-gather"):
             dims = values.get("dimensions")
             if not isinstance(dims, list) or len(dims) != 1:
-                raise _location_error(module, instr, f"{op} '{instr.name}' needs exactly one dimension in "
+                raise located_error(instr, f"{op} '{instr.name}' needs exactly one dimension in "
                                                      f"dimensions={{...}}")
         target = naming.target_name(op, instr.element_type, body)
         config = build_backend_config(instr, body_name, values)

@@ -23,7 +23,7 @@ from ..errors import HloInternalError, PassError
 from ..escapes import c_escape, c_unescape
 from ..ir import Computation, Instruction, Module
 from ..shapes import parse_shape
-from .base import Pass, PassReport
+from .base import Pass, PassReport, located_error, option
 
 # the seed's messages, verbatim
 MISSING_CHANNEL = "Send and Recv must have channel_id"
@@ -50,13 +50,27 @@ class _Skip(Exception):
     """A pair is left alone; the message says why."""
 
 
+@dataclass(frozen=True)
+class FuseSendRecvOptions:
+    """fuse-send-recv's options."""
+
+    send_recv_target: str = option("AwsNeuronSendRecv", "Use NAME as the custom_call_target of a fused send/recv "
+                                   "pair.", metavar="NAME")
+    strict_tokens: bool = option(False, "Apply the token-shape checks of Neuron's send/recv fusion and fail on "
+                                 "what they reject.")
+
+
 class FuseSendRecv(Pass):
     name = "fuse-send-recv"
     description = "fuse each send/recv pair on one channel into one side-effecting custom-call"
+    anchors = frozenset({"send", "recv", "send-done", "recv-done"})
+    outside_scope_opcodes = frozenset({"send-done", "recv-done"})
+    Options = FuseSendRecvOptions
+    options: FuseSendRecvOptions
 
     def run_on(self, module: Module, report: PassReport) -> None:
         # every error is raised while matching, before anything is rewritten
-        plans = [(comp, self._match(module, comp, report)) for comp in self.scope(module)]
+        plans = [(comp, self._match(module, comp, report)) for comp, _ in self.walk(module, report)]
         for comp, pairs in plans:
             fused = False
             for cid, send, recv in pairs:
@@ -73,8 +87,6 @@ class FuseSendRecv(Pass):
     def _match(self, module: Module, comp: Computation, report: PassReport) -> list[tuple[int, _Half, _Half]]:
         """The complete pairs of ``comp`` in the order their dones appear; reports
         what is left alone and raises on what is malformed."""
-        if comp.opcodes().isdisjoint(("send", "recv", "send-done", "recv-done")):
-            return []
         halves: dict[str, dict[int, list[_Half]]] = {"send": {}, "recv": {}}
         claimed: dict[str, Instruction] = {}  # send/recv name -> its done in this computation
 
@@ -84,7 +96,7 @@ class FuseSendRecv(Pass):
                 continue
             op = comp.get(instr.operands[0]) if instr.operands else None
             if op is None:
-                raise _error(module, instr, f"{instr.opcode} '{instr.name}' has no operand")
+                raise located_error(instr, f"{instr.opcode} '{instr.name}' has no operand")
             if instr.is_host_transfer or (op.opcode in ("send", "recv") and op.is_host_transfer):
                 if op.opcode in ("send", "recv"):
                     claimed[op.name] = instr
@@ -98,24 +110,21 @@ class FuseSendRecv(Pass):
                 )
                 continue
             if op.opcode != kind:
-                raise _error(
-                    module, instr,
-                    f"operand 0 of {instr.opcode} '{instr.name}' must be a {kind}, but '{op.name}' is a {op.opcode}",
+                raise located_error(
+                    instr, f"operand 0 of {instr.opcode} '{instr.name}' must be a {kind}, but '{op.name}' is a {op.opcode}",
                 )
             if op.name in claimed:
-                raise _error(
-                    module, instr,
-                    f"{kind} '{op.name}' is completed twice: by '{claimed[op.name].name}' and by '{instr.name}'",
+                raise located_error(
+                    instr, f"{kind} '{op.name}' is completed twice: by '{claimed[op.name].name}' and by '{instr.name}'",
                 )
             claimed[op.name] = instr
             cid = op.channel_id
             if cid is None:
-                raise _error(module, op, f"{MISSING_CHANNEL}: {kind} '{op.name}' has none")
+                raise located_error(op, f"{MISSING_CHANNEL}: {kind} '{op.name}' has none")
             done_cid = instr.channel_id
             if done_cid is not None and done_cid != cid:
-                raise _error(
-                    module, instr,
-                    f"{instr.opcode} '{instr.name}' has channel_id={done_cid} but its {kind} '{op.name}' "
+                raise located_error(
+                    instr, f"{instr.opcode} '{instr.name}' has channel_id={done_cid} but its {kind} '{op.name}' "
                     f"has channel_id={cid}",
                 )
             halves[kind].setdefault(cid, []).append(_Half(op, instr))
@@ -128,7 +137,7 @@ class FuseSendRecv(Pass):
                 report.add_left(comp, instr, "host transfer (is_host_transfer=true)")
                 continue
             if instr.channel_id is None:
-                raise _error(module, instr, f"{MISSING_CHANNEL}: {instr.opcode} '{instr.name}' has none")
+                raise located_error(instr, f"{MISSING_CHANNEL}: {instr.opcode} '{instr.name}' has none")
             users = comp.users(instr)
             if users:
                 where = ", ".join(f"'{u.name}'" for u in users)
@@ -158,9 +167,8 @@ class FuseSendRecv(Pass):
         pairs.sort(key=lambda p: min(pos[p[1].done.name], pos[p[2].done.name]))
         for _cid, send, recv in pairs:
             if len(send.op.operands) != 2:
-                raise _error(
-                    module, send.op,
-                    f"send '{send.op.name}' must have 2 operands (data, token), it has {len(send.op.operands)}",
+                raise located_error(
+                    send.op, f"send '{send.op.name}' must have 2 operands (data, token), it has {len(send.op.operands)}",
                 )
             if self.options.strict_tokens:
                 _strict_token_checks(module, comp, send.op, send.done, recv.op, recv.done)
@@ -326,20 +334,6 @@ def pair_channel(
 
 
 # ---------------------------------------------------------------------- helpers
-def _error(module: Module, instr: Instruction, message: str) -> PassError:
-    """A PassError located at ``instr`` (file, line, column and source line)."""
-    source_line = None
-    if instr.text is not None:
-        source_line = instr.text.split("\n", 1)[0].rstrip("\r")
-    return PassError(
-        message,
-        filename=module.filename,
-        line=instr.line or None,
-        column=instr.column or None,
-        source_line=source_line,
-    )
-
-
 def _merge_frontend_attributes(instrs: list[Instruction]) -> str | None:
     """The union of the frontend attributes of ``instrs`` printed as XLA does
     (keys sorted, brace-balanced values raw, others quoted and C-escaped).
@@ -370,7 +364,8 @@ def frontend_items(text: str, instr: Instruction | None = None) -> list[tuple[st
     """``{a="x",b={...}}`` -> ``[("a", "x"), ("b", "{...}")]`` with quoted values unescaped."""
     inner = text.strip()
     if not (inner.startswith("{") and inner.endswith("}")):
-        raise PassError(f"malformed frontend_attributes {text!r}", line=instr.line if instr else None)
+        message = f"malformed frontend_attributes {text!r}"
+        raise located_error(instr, message) if instr is not None else PassError(message)
     inner = inner[1:-1].strip()
     if not inner:
         return []
@@ -421,7 +416,7 @@ def _strict_token_checks(
     shape = parse_shape(rd.shape or "")
     data = shape.tuple_shapes[0] if shape.is_tuple and shape.tuple_shapes else shape
     if data.is_tuple and any(e.is_tuple for e in data.tuple_shapes):
-        raise _error(module, rd, f"{NESTED_TUPLE}: the data of recv-done '{rd.name}' is {rd.shape}")
+        raise located_error(rd, f"{NESTED_TUPLE}: the data of recv-done '{rd.name}' is {rd.shape}")
 
     pair = {s.name, sd.name, r.name, rd.name}
     uses: list[tuple[Instruction, Instruction]] = []  # (user, token output it uses)
@@ -440,13 +435,13 @@ def _strict_token_checks(
         what = f"'{user.name}' uses the token of '{source.name}'"
         if user.opcode == "tuple":
             if not user.is_root:
-                raise _error(module, user, f"{NON_ROOT_TUPLE}: {what}")
+                raise located_error(user, f"{NON_ROOT_TUPLE}: {what}")
         elif user.opcode == "custom-call":
             continue
         elif _returns_token(user):
-            raise _error(module, user, f"{NON_CUSTOM_CALL_TOKEN}: {what} and returns a token ({user.opcode})")
+            raise located_error(user, f"{NON_CUSTOM_CALL_TOKEN}: {what} and returns a token ({user.opcode})")
         else:
-            raise _error(module, user, f"{UNEXPECTED_USER}: {what} ({user.opcode})")
+            raise located_error(user, f"{UNEXPECTED_USER}: {what} ({user.opcode})")
 
 
 # ------------------------------------------------------------------ ordering
@@ -490,4 +485,4 @@ def _restore_order(comp: Computation) -> None:
     comp.set_instructions([instrs[k] for k in order])
 
 
-__all__ = ["FuseSendRecv", "frontend_items"]
+__all__ = ["FuseSendRecv", "FuseSendRecvOptions", "frontend_items", "pair_channel"]
