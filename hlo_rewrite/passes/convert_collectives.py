@@ -15,6 +15,7 @@ are reported as left, as is any collective outside the pass's scope.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..ir import Computation, Instruction, Module
 from ..values import UNREAD, read_value
@@ -91,12 +92,12 @@ def typed_attrs(instr: Instruction) -> dict[str, object]:
         return {k: instr.attr(k) for k, _ in instr.attrs if k in TYPED_ATTRS}
 
 
-def build_backend_config(instr: Instruction, body_name: str | None, values: dict[str, object] | None = None) -> dict:
+def build_backend_config(instr: Instruction, body_name: str | None, values: dict[str, object] | None = None) -> dict[str, Any]:
     """The backend_config dictionary for a collective (SPEC §3 table)."""
     if values is None:
         values = typed_attrs(instr)
     groups = values.get("replica_groups")
-    config: dict = {
+    config: dict[str, Any] = {
         "replica_groups": [[int(x) for x in g] for g in groups] if groups else [],  # type: ignore[attr-defined]
         "channel_id": values.get("channel_id"),
         "use_global_device_ids": bool(values.get("use_global_device_ids", False)),
@@ -112,7 +113,7 @@ def build_backend_config(instr: Instruction, body_name: str | None, values: dict
     return config
 
 
-def dump_config(config: dict) -> str:
+def dump_config(config: dict[str, Any]) -> str:
     """Compact JSON with sorted keys, as the custom-call carries it."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
 

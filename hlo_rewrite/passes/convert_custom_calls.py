@@ -15,6 +15,7 @@ custom-calls are not touched. Not part of the default pipeline.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..errors import PassError
 from ..ir import Computation, Instruction, Module
@@ -68,7 +69,7 @@ class ConvertCustomCallsToCollectives(Pass):
     def _error(self, instr: Instruction, message: str) -> PassError:
         return located_error(instr, f"custom-call '{instr.name}': {message}")
 
-    def _read_config(self, module: Module, instr: Instruction, target: str, opcode: str) -> dict:
+    def _read_config(self, module: Module, instr: Instruction, target: str, opcode: str) -> dict[str, Any]:
         written = instr.attr_text("backend_config")
         if written is None:
             raise self._error(instr, f"target '{target}' needs the backend_config written by "

@@ -19,7 +19,6 @@ import functools
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from ..errors import HloError
@@ -83,6 +82,8 @@ class _Plugin:
 
 @functools.cache
 def _plugins() -> dict[str, _Plugin]:
+    from importlib import metadata  # costs a noticeable part of start-up: only when needed
+
     found: dict[str, _Plugin] = {}
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         dist = getattr(ep, "dist", None)
