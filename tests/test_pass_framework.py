@@ -216,3 +216,15 @@ def test_unknown_pass_names_are_usage_errors() -> None:
     assert parse_pass_list("none") == []
     with pytest.raises(KeyError):
         get_pass("nope")
+
+
+def test_docs_tables_are_the_generated_ones() -> None:
+    from pathlib import Path
+
+    from hlo_rewrite.passes import passes_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "passes" / "README.md").read_text(encoding="utf-8")
+    for name, render in (("passes_table", passes_table), ("options_table", options_table)):
+        start = doc.index(f"<!-- generated: {name} -->\n") + len(f"<!-- generated: {name} -->\n")
+        end = doc.index("<!-- end generated -->", start)
+        assert doc[start:end] == render(), f"docs/passes/README.md: regenerate the {name} block"

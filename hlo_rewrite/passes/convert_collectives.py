@@ -121,7 +121,8 @@ def dump_config(config: dict[str, Any]) -> str:
 class ConvertCollectivesToCustomCall(Pass):
     name = "convert-collectives-to-custom-call"
     description = "all-reduce, reduce-scatter, all-gather become AwsNeuron* custom-calls"
-    anchors = _COLLECTIVES | ASYNC_OPCODES | {"async-start"}
+    # the async forms are anchored by their start only: that is where they are reported
+    anchors = _COLLECTIVES | {op for op in ASYNC_OPCODES if op.endswith("-start")} | {"async-start"}
     toggle = "convert-collectives"
 
     def run_on(self, module: Module, report: PassReport) -> None:
