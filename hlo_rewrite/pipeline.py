@@ -49,12 +49,14 @@ def run_passes(
     Each item is a registered pass name, a :class:`Pass` subclass (built with
     ``options``) or a ready :class:`Pass` instance (used as it is). The module is
     verified after each pass that changed it; a pass that leaves an invalid
-    module is an :class:`HloInternalError`.
+    module is an :class:`HloInternalError`. Options a pass does not declare, or
+    of the wrong type, are a ValueError before any pass runs.
     """
     options = options or PassOptions()
+    # every pass is built (its options checked) before any runs
+    instances = [_instantiate(item, options) for item in passes]
     reports = []
-    for item in passes:
-        p = _instantiate(item, options)
+    for p in instances:
         before = module.edits
         edits = {id(c): c.edits for c in module.computations}
         try:

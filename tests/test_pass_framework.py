@@ -228,3 +228,11 @@ def test_docs_tables_are_the_generated_ones() -> None:
         start = doc.index(f"<!-- generated: {name} -->\n") + len(f"<!-- generated: {name} -->\n")
         end = doc.index("<!-- end generated -->", start)
         assert doc[start:end] == render(), f"docs/passes/README.md: regenerate the {name} block"
+
+
+def test_options_are_checked_before_any_pass_runs() -> None:
+    module = parse_module(MODULE)
+    options = PassOptions(per_pass={"negate-to-abs": {"limit": "two"}})
+    with pytest.raises(ValueError, match="must be int, not str"):
+        run_passes(module, ["strip-debug-info", NegateToAbs], options)  # the first would change it
+    assert not module.changed
