@@ -26,12 +26,17 @@ _ATTR_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=")
 _WORDS = ("metadata=", "stack_frame_id=")
 
 
-def strip_attribute_text(attrs_text: str, names: frozenset[str] = STRIPPED_ATTRS) -> str | None:
+def strip_attribute_text(
+    attrs_text: str, names: frozenset[str] = STRIPPED_ATTRS
+) -> tuple[str, list[tuple[str, str]], int] | None:
     """``attrs_text`` (an instruction's text after its operand list) without the
-    attributes in ``names`` and the comma before each; None when the text holds
-    something other than plain ``, name=value`` items (comments, line breaks
-    between items), which the caller then reprints instead."""
+    attributes in ``names`` and the comma before each, the ``(name, value)``
+    pairs kept, and how many were removed; None when the text holds something
+    other than plain ``, name=value`` items (comments, line breaks between
+    items), which the caller then reprints instead."""
     out = []
+    kept = []
+    removed = 0
     pos = 0
     n = len(attrs_text)
     while pos < n:
@@ -42,10 +47,13 @@ def strip_attribute_text(attrs_text: str, names: frozenset[str] = STRIPPED_ATTRS
             end = scan_value_end(attrs_text, m.end())
         except ValueError:
             return None
-        if m.group(1) not in names:
+        if m.group(1) in names:
+            removed += 1
+        else:
             out.append(attrs_text[pos:end])
+            kept.append((m.group(1), attrs_text[m.end():end].rstrip()))
         pos = end
-    return "".join(out)
+    return "".join(out), kept, removed
 
 
 def strip_tables(text: str) -> tuple[str, list[tuple[str, int]]]:
@@ -101,23 +109,25 @@ class StripDebugInfo(Pass):
     @staticmethod
     def _strip_instruction(instr: Instruction) -> bool:
         text = instr.text
-        if text is not None and not any(w in text for w in _WORDS):
-            return False
+        if text is not None:
+            if not any(w in text for w in _WORDS):
+                return False
+            attrs_text = instr.attrs_text
+            body = text.rstrip("\r\n")
+            if attrs_text is not None and body.endswith(attrs_text):
+                cut = strip_attribute_text(attrs_text)
+                if cut is not None:
+                    stripped, kept, removed = cut
+                    if not removed:
+                        return False
+                    instr.attrs = kept  # marks the line changed; its exact text is known:
+                    instr.text = body[: len(body) - len(attrs_text)] + stripped + text[len(body):]
+                    return True
+        # a line another pass reprinted, or unusual attribute text: reprint it
         kept = [(k, v) for k, v in instr.attrs if k not in STRIPPED_ATTRS]
         if len(kept) == len(instr.attrs):
             return False
-        attrs_text = instr.attrs_text
-        new_text = None
-        if text is not None and attrs_text is not None:
-            body = text.rstrip("\r\n")
-            newline = text[len(body):]
-            if body.endswith(attrs_text):
-                stripped = strip_attribute_text(attrs_text)
-                if stripped is not None:
-                    new_text = body[: len(body) - len(attrs_text)] + stripped + newline
-        instr.attrs = kept  # the line is reprinted, unless the exact text is known:
-        if new_text is not None:
-            instr.text = new_text
+        instr.attrs = kept
         return True
 
     @staticmethod
