@@ -16,9 +16,11 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CORPUS, read_exact
 
 from hlo_rewrite import parse_module, print_module
 from hlo_rewrite.errors import PassError
@@ -393,9 +395,26 @@ HAND_WRITTEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(HAND_WRITTEN))
+GOLDEN = Path(__file__).resolve().parent / "golden" / "fuse-send-recv"
+#: the golden inputs of test_fuse_send_recv.py (and a corpus dump) checked the same way
+FILES = {
+    "two-channels": (GOLDEN / "two-channels.hlo", [("recv-done.0", "send-done.0"), ("recv-done.1", "send-done.1")]),
+    "scheduled": (GOLDEN / "scheduled.hlo", [("recv-done", "send-done")]),
+    "host-transfer": (GOLDEN / "host-transfer.hlo", [("recv-done", "send-done")]),
+    "decomposed-collective-permute": (CORPUS / "jax" / "send_recv" / "send-recv_decomposed-collective-permute.xla.hlo",
+                                      [("recv-done", "send-done")]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HAND_WRITTEN) + sorted(FILES))
 def test_structure_of_hand_written_results(case: str) -> None:
-    text, pairs = HAND_WRITTEN[case]
+    if case in FILES:
+        path, pairs = FILES[case]
+        if not path.is_file():
+            pytest.skip(f"{path} not found")
+        text = read_exact(path)
+    else:
+        text, pairs = HAND_WRITTEN[case]
     out, report = run(text, all_computations=True)
     assert sorted(fused_pairs(report)) == sorted(pairs)
     assert_fused(text, out, pairs)
