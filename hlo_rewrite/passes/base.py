@@ -131,11 +131,9 @@ class PassOptions:
 
     def for_pass(self, pass_cls: type[Pass]) -> Any:
         """The ``Options`` instance of ``pass_cls`` these options give."""
-        names = {i.name for i in option_infos(pass_cls)}
         values: dict[str, Any] = {}
-        for shorthand in ("send_recv_target", "strict_tokens"):
-            if shorthand in names:
-                values[shorthand] = getattr(self, shorthand)
+        if pass_cls.name == "fuse-send-recv":
+            values = {"send_recv_target": self.send_recv_target, "strict_tokens": self.strict_tokens}
         values.update(self.per_pass.get(pass_cls.name, {}))
         return make_options(pass_cls, values)
 
