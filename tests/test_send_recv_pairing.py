@@ -176,6 +176,33 @@ def test_a_lone_half_is_reported_and_the_others_fused() -> None:
     assert left.reason == "recv 'recv.x' has no send on channel_id=2 in this computation"
 
 
+#: each send sends what the other pair received: once pair 0 is one call, pair 1's send
+#: would need pair 0's result, which needs pair 1's recv-done
+_FA = "frontend_attributes={_xla_send_recv_source_target_pairs=%s}"
+CROSS = module(
+    "  tok = token[] after-all()\n"
+    f"  recv.0 = (f32[4]{{0}}, u32[], token[]) recv(tok), channel_id=1, {_FA % FWD}\n"
+    f"  recv.1 = (f32[4]{{0}}, u32[], token[]) recv(tok), channel_id=1, {_FA % BWD}\n"
+    "  recv-done.0 = (f32[4]{0}, token[]) recv-done(recv.0), channel_id=1\n"
+    "  recv-done.1 = (f32[4]{0}, token[]) recv-done(recv.1), channel_id=1\n"
+    "  data.0 = f32[4]{0} get-tuple-element(recv-done.0), index=0\n"
+    "  data.1 = f32[4]{0} get-tuple-element(recv-done.1), index=0\n"
+    f"  send.0 = (f32[4]{{0}}, u32[], token[]) send(data.1, tok), channel_id=1, {_FA % FWD}\n"
+    f"  send.1 = (f32[4]{{0}}, u32[], token[]) send(data.0, tok), channel_id=1, {_FA % BWD}\n"
+    "  send-done.0 = token[] send-done(send.0), channel_id=1\n"
+    "  send-done.1 = token[] send-done(send.1), channel_id=1\n"
+)
+
+
+def test_two_pairs_that_feed_each_other_fuse_one_and_leave_the_other_as_a_cycle() -> None:
+    out, report = run(CROSS)
+    assert fused_pairs(report) == [("recv-done.0", "send-done.0")]
+    assert [(r.instruction, r.action) for r in report.left] == [("recv-done.1", "left"), ("send-done.1", "left")]
+    assert "fusing would create a cycle: the send's data ('data.0')" in (report.left[0].reason or "")
+    assert "send.1 = " in out and "recv.1 = " in out
+    assert print_module(parse_module(out)) == out
+
+
 def test_missing_channel_id_is_still_an_error() -> None:
     text = module(pair_lines(0, "p", FWD) + pair_lines(1, "p", FWD).replace(
         "send(p, tok.1), channel_id=1", "send(p, tok.1)"))
@@ -392,6 +419,7 @@ HAND_WRITTEN = {
     "program-order": (module(pair_lines(0, "p", None) + pair_lines(1, "data.0", None), "data.1"),
                       [("recv-done.0", "send-done.0"), ("recv-done.1", "send-done.1")]),
     "pipelined": (PIPELINED, [("recv-done.2", "send-done.2")]),
+    "pairs-feeding-each-other": (CROSS, [("recv-done.0", "send-done.0")]),
 }
 
 
