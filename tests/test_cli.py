@@ -127,16 +127,37 @@ def test_list_passes_names_descriptions_and_default_order(monkeypatch):
     lines = r.stdout.splitlines()
     for name in REGISTRY:
         (line,) = [ln for ln in lines if f" {name} " in ln + " "]
+        assert line.startswith("  * " if name in DEFAULT_PIPELINE else "    ")
         if name == "test-not-yet":
-            assert line.rstrip().endswith("(unavailable)")
+            assert line.rstrip().endswith("(unavailable: ImportError: not written yet)")
         else:
-            try:
-                desc = REGISTRY[name]().description
-            except Exception:
-                desc = "(unavailable)"
-            assert line.rstrip().endswith(desc)
+            assert line.rstrip().endswith(REGISTRY[name]().description)
+    # a pass's options are listed under it
+    at = [i for i, ln in enumerate(lines) if " fuse-send-recv " in ln][0]
+    assert lines[at + 1].strip().startswith("--send-recv-target NAME: ")
     assert lines[-1] == "default order (* above): " + ",".join(DEFAULT_PIPELINE)
     assert r.stderr == ""
+
+
+def test_the_option_table_of_the_docs_is_the_generated_one():
+    from hlo_rewrite.passes import BUILTIN_PASSES, pass_info
+    from hlo_rewrite.passflags import build_flags, flags_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    start = "<!-- generated: flags_table -->\n"
+    block = doc.split(start, 1)[1].split("<!-- end generated -->", 1)[0]
+    assert block == flags_table(build_flags([pass_info(n) for n in BUILTIN_PASSES])), "regenerate the table in docs/cli.md from passflags.flags_table"
+
+
+def test_every_registered_pass_has_its_flags():
+    from hlo_rewrite.passes import all_options, pass_infos
+
+    params = {o for p in cli.main.params for o in p.opts + p.secondary_opts}
+    for info in pass_infos():
+        stem = info.toggle or info.name
+        assert {f"--{stem}", f"--no-{stem}"} <= params, info.name
+    for opt in all_options():
+        assert opt.flag in params
 
 
 def test_unknown_pass_is_a_usage_error_listing_valid_ones():
