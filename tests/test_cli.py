@@ -648,3 +648,27 @@ def test_exit_codes_have_one_source_the_help_and_docs_agree():
     section = doc.split("## Exit codes", 1)[1]
     rows = [ln.split("|")[1:3] for ln in section.splitlines() if re.match(r"\| \d+ \|", ln)]
     assert [(int(c), n.strip().strip("`")) for c, n in rows] == [(int(c), c.name) for c in ExitCode]
+
+
+def test_left_alone_warning_words():
+    from hlo_rewrite.reporter import LeftAlone, left_alone_warning
+
+    def item(opcode, reason):
+        return LeftAlone("f.hlo", 3, "p", "fusion.2", "x", opcode, reason)
+
+    entry = "outside scope: computation 'fusion.2' is not the ENTRY computation; all_computations extends the scope"
+    fusion = "outside scope: computation 'fused' is a fusion computation"
+    assert left_alone_warning([]) is None
+    assert left_alone_warning([item("all-reduce", entry)]) == (
+        "1 all-reduce left alone: not in the ENTRY computation (--all-computations includes it; -v for details)")
+    assert left_alone_warning([item("all-reduce", entry), item("all-gather", fusion), item("all-gather", fusion)]) == (
+        "1 all-reduce and 2 all-gathers left alone: 1 not in the ENTRY computation, 2 in a fusion computation "
+        "(--all-computations includes it; -v for details)")
+    assert left_alone_warning([item("send", "host transfer (is_host_transfer=true)")]) == (
+        "1 send left alone: host transfer (is_host_transfer=true) (-v for details)")
+    many = [item("send", "a"), item("recv", "b"), item("all-reduce", "c"), item("all-reduce", entry)]
+    assert left_alone_warning(many) == (
+        "1 send, 1 recv and 2 all-reduces left alone: 1 not in the ENTRY computation, 3 for other reasons "
+        "(--all-computations includes it; -v for details)")
+    assert left_alone_warning(many[:3]) == (
+        "1 send, 1 recv and 1 all-reduce left alone: for 3 different reasons (-v for details)")
