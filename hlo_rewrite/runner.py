@@ -138,9 +138,11 @@ def process_path(path: str, job: Job) -> FileResult:
 
 
 
-def _ignore_sigint() -> None:
-    """In a worker process: Ctrl-C is the main process's to handle (it stops the workers)."""
+def _worker_signals() -> None:
+    """In a worker process: Ctrl-C is the main process's to handle, and SIGTERM (how the main
+    process stops its workers) ends the worker at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def iter_results(paths: Sequence[str], job: Job, jobs: int, stdin_text: str | None
@@ -159,7 +161,7 @@ def iter_results(paths: Sequence[str], job: Job, jobs: int, stdin_text: str | No
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), initializer=_worker_signals)
     finished = False
     try:
         futures = [pool.submit(process_path, p, job) for p in paths]
