@@ -1,9 +1,8 @@
-"""fuse-send-recv (SPEC §4): golden pairs, the cases left alone, the errors and strict mode.
+"""fuse-send-recv (docs/passes/fuse-send-recv.md): reports, the cases left alone, errors, strict mode.
 
-Golden inputs live in tests/golden/fuse-send-recv/<case>.hlo (or, for real dumps, in the
-corpus) and the tool's reviewed output in <case>.expected.hlo. Every input and output is
-also given to XLA's own parser, the new lines must be what XLA's printer prints, and a
-second run must change nothing.
+The golden cases are ``tests/golden/fuse-send-recv/<case>.hlo`` (compared with their expected
+output by ``tests/test_golden.py``). Here: each case's report, every input and output given to
+XLA's own parser, the new lines must be what XLA's printer prints, and untouched lines stay.
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import golden_cases
 import pytest
-import xla_oracle
-from conftest import CORPUS, read_exact
+from conftest import needs_xla, read_exact
 
 from hlo_rewrite import parse_module, print_module
 from hlo_rewrite.errors import PassError
@@ -22,19 +21,13 @@ from hlo_rewrite.passes import PassOptions, PassReport
 from hlo_rewrite.passes.fuse_send_recv import FuseSendRecv
 from hlo_rewrite.pipeline import run_passes
 
+xla_oracle = needs_xla()
+pytestmark = pytest.mark.xla
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fuse-send-recv"
 
-# case -> (input: corpus path or None for GOLDEN/<case>.hlo, options)
-CASES: dict[str, tuple[str | None, dict]] = {
-    "decomposed-collective-permute": ("jax/send_recv/send-recv_decomposed-collective-permute.xla.hlo", {}),
-    "psend-precv-ring": ("jax/send_recv/psend-precv_ring.cpu-lowered.pre.hlo", {"all_computations": True}),
-    "two-channels": (None, {}),
-    "pipelined-while": (None, {"all_computations": True}),
-    "host-transfer": (None, {}),
-    "unpaired": (None, {}),
-    "cycle": (None, {}),
-    "scheduled": (None, {}),
-}
+#: the golden cases of this pass
+CASES = {c.name: c for c in golden_cases.cases("fuse-send-recv")}
 
 # case -> the report: (instruction, action, a piece of the reason)
 RECORDS: dict[str, list[tuple[str, str, str]]] = {
@@ -92,13 +85,7 @@ def run(text: str, filename: str = "in.hlo", **options) -> tuple[str, PassReport
 
 
 def case_input(case: str) -> str:
-    corpus_path, _ = CASES[case]
-    if corpus_path is None:
-        return read_exact(GOLDEN / f"{case}.hlo")
-    path = CORPUS / corpus_path
-    if not path.is_file():
-        pytest.skip(f"corpus file {path} not found")
-    return read_exact(path)
+    return CASES[case].source()
 
 
 _OUTPUTS: dict[str, tuple[str, PassReport]] = {}
@@ -106,15 +93,14 @@ _OUTPUTS: dict[str, tuple[str, PassReport]] = {}
 
 def case_output(case: str) -> tuple[str, PassReport]:
     if case not in _OUTPUTS:
-        _OUTPUTS[case] = run(case_input(case), f"{case}.hlo", **CASES[case][1])
+        _, [report], out = golden_cases.run(CASES[case])
+        _OUTPUTS[case] = (out, report)
     return _OUTPUTS[case]
 
 
-# ------------------------------------------------------------------ golden pairs
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_golden(case: str) -> None:
-    out, _ = case_output(case)
-    assert out == read_exact(GOLDEN / f"{case}.expected.hlo")
+# ------------------------------------------------------------------ golden cases
+def test_every_golden_case_has_its_report() -> None:
+    assert set(CASES) == set(RECORDS)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -138,7 +124,7 @@ def test_input_and_output_parse_with_xla(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_running_twice_equals_running_once(case: str) -> None:
     out, _ = case_output(case)
-    again, report = run(out, **CASES[case][1])
+    _, [report], again = golden_cases.run(CASES[case], out)
     assert again == out
     assert not report.rewritten
 
