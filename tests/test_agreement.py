@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import CORPUS, read_exact
+from conftest import CORPUS, needs_xla, read_exact
 from test_roundtrip import COMPLETE
 
 from hlo_rewrite import parse_module, print_module
 
-xla_oracle = pytest.importorskip("xla_oracle")
+xla_oracle = needs_xla()
+pytestmark = pytest.mark.xla
 
 
 def _id(p):
