@@ -42,7 +42,7 @@ REGISTRY: dict[str, Callable[[], type[Pass]]] = {
     "convert-custom-calls-to-collectives": _convert_custom_calls,
 }
 
-#: the default pipeline, in order (SPEC §2: fuse first, then convert)
+#: the default pipeline, in order (docs/contract.md: fuse first, then convert)
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "fuse-reduce-scatter",
     "fuse-send-recv",

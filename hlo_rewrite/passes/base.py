@@ -17,7 +17,7 @@ class PassOptions:
     all_computations: bool = False
     #: custom_call_target of the fused send/recv custom-call
     send_recv_target: str = "AwsNeuronSendRecv"
-    #: apply the seed's token-shape checks in fuse-send-recv
+    #: apply Neuron's token-shape checks in fuse-send-recv (docs/passes/fuse-send-recv.md)
     strict_tokens: bool = False
 
 

@@ -1,4 +1,4 @@
-"""convert-collectives-to-custom-call (SPEC §3).
+"""convert-collectives-to-custom-call (docs/passes/convert-collectives-to-custom-call.md).
 
 ``all-reduce``, ``reduce-scatter`` and ``all-gather`` become ``custom-call``
 instructions whose ``custom_call_target`` follows Neuron's naming contract
@@ -99,7 +99,7 @@ def typed_attrs(instr: Instruction) -> dict[str, object]:
 
 
 def build_backend_config(instr: Instruction, body_name: str | None, values: dict[str, object] | None = None) -> dict:
-    """The backend_config dictionary for a collective (SPEC §3 table)."""
+    """The backend_config dictionary for a collective (docs/contract.md, backend_config table)."""
     if values is None:
         values = typed_attrs(instr)
     groups = values.get("replica_groups")

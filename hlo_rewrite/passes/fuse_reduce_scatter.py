@@ -1,7 +1,7 @@
 """fuse-reduce-scatter: N reduce-scatters feeding one concatenate become one.
 
 Two rewrites are tried on every ``concatenate`` of the computations in scope
-(SPEC §5; ``docs/passes/fuse-reduce-scatter.md`` has the derivations):
+(``docs/contract.md``; ``docs/passes/fuse-reduce-scatter.md`` has the derivations):
 
 1. ``concatenate(RS(x1), ..., RS(xn))`` -> ``RS(concatenate(x1, ..., xn))``.
    The reduce-scatters may reach the concatenate directly or through

@@ -25,7 +25,7 @@ from ..ir import Computation, Instruction, Module
 from ..shapes import parse_shape
 from .base import Pass, PassReport
 
-# the seed's messages, verbatim
+# Neuron's hlo-opt messages, verbatim (docs/passes/fuse-send-recv.md)
 MISSING_CHANNEL = "Send and Recv must have channel_id"
 NESTED_TUPLE = "Cannot handle nested tuple shape"
 NON_ROOT_TUPLE = "Unexpected non-root tuple uses token"
@@ -347,7 +347,7 @@ def _returns_token(instr: Instruction) -> bool:
 def _strict_token_checks(
     module: Module, comp: Computation, s: Instruction, sd: Instruction, r: Instruction, rd: Instruction
 ) -> None:
-    """The seed's four token checks (docs/passes/fuse-send-recv.md, "Strict token mode")."""
+    """Neuron's four token checks (docs/passes/fuse-send-recv.md, "Strict token mode")."""
     shape = parse_shape(rd.shape or "")
     data = shape.tuple_shapes[0] if shape.is_tuple and shape.tuple_shapes else shape
     if data.is_tuple and any(e.is_tuple for e in data.tuple_shapes):
