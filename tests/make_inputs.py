@@ -11,6 +11,9 @@ Every module is a ``jax.shard_map`` program on a mesh of 8 CPU devices, lowered 
 collectives sit in the ``xla.sdy.manual_computation_body*`` computations, names without ``%``).
 File names say what each module holds: ``<collective>_<reduction>_<dtype>[_<variant>].pre.hlo``.
 
+Send/recv inputs are hand-written (``tests/inputs/handwritten/``, ``tests/golden/fuse-send-recv/``):
+this JAX lowers ``psend``/``precv`` on GPU only.
+
 JAX has no primitive for a product, ``and``, ``or`` or ``xor`` reduction. Those modules are
 JAX's ``psum`` module with the root of the reduction computation changed to ``multiply`` /
 ``and`` / ``or`` / ``xor`` (its instruction name follows), which is what XLA itself would carry
@@ -194,27 +197,11 @@ def _rs_concat_modules() -> dict[str, str]:
     return out
 
 
-def _send_recv_modules() -> dict[str, str]:
-    out: dict[str, str] = {}
-    ring = [(i, (i + 1) % 8) for i in range(8)]
-
-    def one(x):
-        token = jax.lax.psend(x, "x", perm=ring)
-        return jax.lax.precv(token, jax.ShapeDtypeStruct(x.shape, x.dtype), "x", perm=ring)
-
-    try:
-        out["psend-precv_ring.cpu-lowered"] = lower(one, [((64, 16), "f32")], (X,), X)
-    except Exception as exc:  # noqa: BLE001 - report the JAX version's limits, keep the rest
-        print(f"psend/precv not lowered by this JAX: {exc}", file=sys.stderr)
-    return out
-
-
 GROUPS: dict[str, Callable[[], dict[str, str]]] = {
     "allreduce": _allreduce_modules,
     "reduce_scatter": _reduce_scatter_modules,
     "all_gather": _all_gather_modules,
     "rs_concat": _rs_concat_modules,
-    "send_recv": _send_recv_modules,
 }
 
 
