@@ -276,9 +276,14 @@ def _xla_collectives(text: str) -> tuple[dict[str, dict], dict[str, str]]:
     roots = {}
     for block in re.split(r"\n\n+", module.to_string()):
         head = re.match(r"(?:ENTRY )?%?([\w.\-]+) ", block)
-        root = re.search(r"\n\s*ROOT %?[\w.\-]+ = \S+ ([\w\-]+)\(", block)
+        root = re.search(r"\n\s*ROOT %?[\w.\-]+ = \S+ ([\w\-]+)\(([^)]*)\)", block)
         if head and root:
-            roots[head.group(1)] = root.group(1)
+            params = set(re.findall(r"\n\s*%?([\w.\-]+) = \S+ parameter\(", block))
+            operands = re.findall(r"%?([\w.\-]+)(?:,|$)", root.group(2))
+            # the infix XLA's reading implies: add/maximum/minimum of the two parameters
+            plain = len(operands) == 2 and set(operands) == params and len(params) == 2
+            infix = {"add": "Add", "maximum": "Max", "minimum": "Min"}.get(root.group(1)) if plain else None
+            roots[head.group(1)] = infix or "UNKNOWNOP"
     return fields, roots
 
 
@@ -302,10 +307,8 @@ def _assert_backend_config_means_what_xla_reads(src: str, module, report) -> int
             assert "to_apply" not in config
         else:
             assert config["to_apply"] == xla["to_apply"], record.instruction
-            infix = {"add": "Add", "maximum": "Max", "minimum": "Min"}.get(roots[xla["to_apply"]], "UNKNOWNOP")
-            base = NAME_BASE[xla["opcode"]]
-            # the name says the reduction XLA sees (a root on non-parameters is UNKNOWNOP too)
-            assert record.target.startswith(base + infix) or record.target.startswith(base + "UNKNOWNOP")
+            # the name says the reduction XLA reads in the to_apply computation
+            assert record.target.startswith(NAME_BASE[xla["opcode"]] + roots[xla["to_apply"]] + "_"), record.target
     return len(report.rewritten)
 
 
