@@ -106,6 +106,13 @@ def _allreduce_modules() -> dict[str, str]:
             for axes, name in (("a", "a"), ("b", "b"), (("b", "a"), "ba")):
                 out[f"all-reduce_{op}_{dt}_groups-2x4-over-{name}"] = lower(
                     lambda x, op=op, axes=axes: ops[op](x, axes), [((32, 16), dt)], (A_B,), A_B, MESH24)
+    for op in ("sum", "max", "min"):
+        for dt in ("f16", "f64", "u32", "s64"):
+            out[f"all-reduce_{op}_{dt}_groups-2x4-over-a"] = lower(
+                lambda x, op=op: ops[op](x, "a"), [((32, 16), dt)], (A_B,), A_B, MESH24)
+        for dt in ("f32", "bf16"):
+            out[f"all-reduce_{op}_{dt}_rank3"] = lower(
+                lambda x, op=op: ops[op](x, "x"), [((16, 4, 6), dt)], (X,), X)
     out["all-reduce_sum_f32_rank1"] = lower(lambda x: jax.lax.psum(x, "x"), [((64,), "f32")], (X,), X)
     out["all-reduce_sum_f32_rank4"] = lower(lambda x: jax.lax.psum(x, "x"), [((16, 2, 3, 4), "f32")], (X,), X)
     out["all-reduce_sum_f32_scalar"] = lower(lambda x: jax.lax.psum(x[0, 0], "x"), [((8, 4), "f32")], (X,), P())
@@ -130,6 +137,8 @@ def _reduce_scatter_modules() -> dict[str, str]:
 
     for dt in ("f32", "bf16", "f16", "f64", "s8", "u8", "s32", "u32", "s64", "u64"):
         out[f"reduce-scatter_dim0_{dt}"] = lower(rs(0), [((64, 16), dt)], (X,), X)
+    for dt in ("f16", "f64", "s32", "u32", "s64"):
+        out[f"reduce-scatter_dim1_{dt}"] = lower(rs(1), [((64, 16), dt)], (X,), P(None, "x"))
     out["reduce-scatter_dim1_f32"] = lower(rs(1), [((64, 16), "f32")], (X,), P(None, "x"))
     out["reduce-scatter_dim0_f32_rank3"] = lower(rs(0), [((64, 4, 6), "f32")], (X,), X)
     out["reduce-scatter_dim1_f32_rank3"] = lower(rs(1), [((64, 16, 6), "f32")], (X,), P(None, "x"))
@@ -151,6 +160,8 @@ def _all_gather_modules() -> dict[str, str]:
 
     for dt in ("pred", "s8", "u8", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "f64"):
         out[f"all-gather_dim0_{dt}"] = lower(ag(0), [((64, 16), dt)], (X,), X)
+    for dt in ("f16", "f64", "s32", "u32", "s64", "u8"):
+        out[f"all-gather_dim1_{dt}"] = lower(ag(1), [((64, 16), dt)], (X,), X)
     out["all-gather_dim1_f32"] = lower(ag(1), [((64, 16), "f32")], (X,), X)
     out["all-gather_dim2_f32_rank3"] = lower(ag(2), [((64, 4, 6), "f32")], (X,), X)
     out["all-gather_dim0_untiled_f32"] = lower(ag(0, tiled=False), [((64, 16), "f32")], (X,), X)
@@ -189,6 +200,12 @@ def _rs_concat_modules() -> dict[str, str]:
     out["concat-rs-mean_outputs-divided_scatter0_concat1_bf16"] = lower(
         lambda a, b: jnp.concatenate([rs(a) / 8, rs(b) / 8], axis=1),
         [((64, 16), "bf16")] * 2, (X, X), X)
+    out["concat-rs_3ops_scatter0_concat0_f32"] = lower(
+        lambda a, b, c: jnp.concatenate([rs(a), rs(b), rs(c)], axis=0), [((64, 16), "f32")] * 3, (X,) * 3, X)
+    out["concat-rs_2ops_scatter0_concat1_s32"] = lower(
+        lambda a, b: jnp.concatenate([rs(a), rs(b)], axis=1), [((64, 16), "s32")] * 2, (X, X), X)
+    out["concat-rs-mean_inputs-divided_scatter0_concat1_bf16"] = lower(
+        lambda a, b: jnp.concatenate([rs(a / 8), rs(b / 8)], axis=1), [((64, 16), "bf16")] * 2, (X, X), X)
     out["negative_concat-rs-max-and-sum"] = lower(
         lambda a, b: jnp.concatenate([rs(a), jax.lax.pmax(b, "x")[:1]], axis=1), args, (X, X), X)
     out["negative_concat-rs-different-groups"] = lower(
