@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 EXAMPLE ?= examples/torch_xla_allreduce.hlo
 
-.PHONY: demo test test-fast lint bench fuzz clean
+.PHONY: demo test test-unit test-fast lint bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ demo: $(VENV)/.stamp-run
 test: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -q
 
+# the unit layer: runtime dependencies, pytest and hypothesis only; jax and jaxlib are made
+# unimportable, so a test that needs them fails here (tests/README.md)
+test-unit: $(VENV)/.stamp-test
+	HLO_REWRITE_BLOCK_JAX=1 $(BIN)/python -m pytest -q -m "not xla"
+
 test-fast: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -q -m "not slow"
 
@@ -42,6 +47,7 @@ lint: $(VENV)/.stamp-test
 bench: $(VENV)/.stamp-test
 	$(BIN)/python bench/make_modules.py
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/scaling.py
 
 fuzz: $(VENV)/.stamp-test
 	$(BIN)/python tests/fuzz_corpus.py --count 100000

@@ -151,7 +151,7 @@ def check_one(data: bytes, filename: str = "fuzz.hlo", *, all_computations: bool
 
 
 def corpus_dir() -> Path:
-    env = os.environ.get("HLO_CORPUS")
+    env = os.environ.get("HLO_REWRITE_CORPUS") or os.environ.get("HLO_CORPUS")
     return Path(env) if env else REPO.parent / "shared" / "corpus"
 
 

@@ -10,20 +10,22 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import CORPUS, read_exact
+from conftest import CORPUS, needs_xla, read_exact
 from test_roundtrip import COMPLETE
 
 from hlo_rewrite import parse_module, print_module
 
-xla_oracle = pytest.importorskip("xla_oracle")
+xla_oracle = needs_xla()
+pytestmark = pytest.mark.xla
 
 
 def _id(p):
     return str(p.relative_to(CORPUS))
 
 
-def test_strict_parse_agrees_with_fast_path_on_whole_corpus(corpus):
+def test_strict_parse_agrees_with_fast_path_on_whole_corpus():
     """parse_module(strict=True) raises if the two readings differ anywhere."""
+    assert COMPLETE
     for path in COMPLETE:
         text = read_exact(path)
         fast = parse_module(text, str(path))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CORPUS, corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Lark
@@ -14,8 +14,7 @@ from lark import Lark
 from hlo_rewrite import syntax
 from hlo_rewrite.errors import HloParseError
 
-CORPUS = Path(os.environ.get("HLO_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus")
-CORPUS_FILES = sorted(CORPUS.glob("**/*.hlo")) if CORPUS.is_dir() else []
+CORPUS_FILES = corpus_files()
 
 # Hand-edited fragments in the corpus: they are not valid HLO, and the grammar
 # must say so (file relative to the corpus -> (line, message substring)).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -11,11 +10,13 @@ import pytest
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # any pytest import mode
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-import xla_oracle as xo
+from conftest import needs_xla  # noqa: E402
+
+xo = needs_xla()
 
 pytestmark = pytest.mark.xla
 
-CORPUS = Path(os.environ.get("HLO_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+from conftest import CORPUS, INPUTS  # noqa: E402
 
 REDUCER = """
 add {
@@ -104,9 +105,7 @@ def _int_inputs(text: str, seed: int) -> list[list[np.ndarray]]:
 
 def test_corpus_module_parses_and_reprints_as_a_fixpoint() -> None:
     path = CORPUS / "jax" / "reduce_scatter" / "reduce-scatter_dim0_f32.pre.hlo"
-    if not path.exists():
-        pytest.skip(f"corpus not found at {CORPUS} (set HLO_CORPUS)")
-    text = path.read_text()
+    text = path.read_text()  # the real dump, or the repository's generated one
     printed = xo.xla_reprint(text)
     assert printed.startswith("HloModule ")
     assert "entry_computation_layout=" in printed
@@ -123,9 +122,7 @@ def test_rejected_text_raises_with_xla_message() -> None:
 
 
 def test_replace_unspecified_api() -> None:
-    path = CORPUS / "torch-neuronx" / "misc" / "linear.hlo"
-    if not path.exists():
-        pytest.skip(f"corpus not found at {CORPUS}")
+    path = INPUTS / "handwritten" / "torch_xla_tuple_allreduce.hlo"  # torch-neuronx style
     text = path.read_text()
     assert "api_version=API_VERSION_UNSPECIFIED" in text
     with pytest.raises(xo.XlaRejected):

@@ -124,7 +124,7 @@ class PassOptions:
     all_computations: bool = False
     #: custom_call_target of the fused send/recv custom-call (fuse-send-recv)
     send_recv_target: str = "AwsNeuronSendRecv"
-    #: apply Neuron's token-shape checks in fuse-send-recv
+    #: apply Neuron's token-shape checks in fuse-send-recv (docs/passes/fuse-send-recv.md)
     strict_tokens: bool = False
     #: pass name -> {option name: value}
     per_pass: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)

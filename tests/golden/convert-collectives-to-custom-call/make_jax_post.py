@@ -1,6 +1,7 @@
 """Writes jax_post_shard_map.hlo: a small post-optimization module printed by XLA.
 
-Run from the repository root: ``.venv/bin/python tests/golden/convert-collectives-to-custom-call/make_jax_post.py``.
+Run from the repository root: ``.venv/bin/python tests/golden/convert-collectives-to-custom-call/make_jax_post.py``,
+then ``pytest tests/test_golden.py --update-golden`` and review the diff.
 psum / pmax (f32), pmin (s32), psum_scatter (bf16, which XLA:CPU promotes to f32) and
 all_gather (s32) under shard_map over 8 CPU devices, compiled by XLA and printed after its passes.
 """
@@ -33,7 +34,7 @@ def main() -> None:
     args = (jnp.zeros((64,), jnp.float32), jnp.zeros((64, 4), jnp.bfloat16), jnp.zeros((16, 2), jnp.int32))
     text = jax.jit(f).lower(*args).compile().as_text()
     out = Path(__file__).with_name("jax_post_shard_map.hlo")
-    out.write_text(text)
+    out.write_text("// RUN: --passes=convert-collectives-to-custom-call\n" + text)  # the golden case's header
     print(f"wrote {out}")
 
 
