@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import CORPUS, read_exact
@@ -69,11 +67,6 @@ def strip(text: str, *more: str) -> tuple[str, PassReport]:
     return print_module(module), reports[-1]
 
 
-def xla() -> Any:
-    pytest.importorskip("jax", reason="jax/jaxlib (the XLA oracle) is not installed")
-    return importlib.import_module("xla_oracle")
-
-
 def assert_only_debug_info_removed(before: str, after: str) -> None:
     """Every line of ``after`` is a line of ``before``, or one with one ``, metadata={...}``
     (or ``, stack_frame_id=N``) cut out; the tables' lines are the only ones dropped."""
@@ -113,13 +106,6 @@ def test_small_module() -> None:
     assert report.records[0].line == 3 and report.records[4].line == 19
     assert all(r.action == "rewritten" and r.target == "debug info removed" for r in report.records)
     assert_only_debug_info_removed(SMALL, out)
-
-
-def test_output_parses_with_xla_and_equals_xla_without_metadata() -> None:
-    oracle = xla()
-    for text in (SMALL, read_exact(GOLDEN_JAX)):
-        out, _ = strip(text)
-        assert oracle.xla_reprint(out) == oracle.xla_reprint(text, metadata=False)
 
 
 def test_real_jax_module() -> None:
