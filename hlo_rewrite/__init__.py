@@ -11,7 +11,7 @@ Library use::
 from .errors import HloError, HloIOError, HloParseError, HloVerifyError, PassError
 from .ir import Computation, Instruction, Module
 from .printer import print_module
-from .scanner import parse_module
+from .reader import parse_module
 
 __version__ = "0.1.0"
 

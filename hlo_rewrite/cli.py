@@ -27,8 +27,8 @@ from .io import read_input, write_atomic, write_stdout
 from .passes import DEFAULT_PIPELINE, REGISTRY, PassOptions, get_pass
 from .pipeline import parse_pass_list, run_passes
 from .printer import print_module
+from .reader import parse_module
 from .report import ErrorInfo, FileResult, ModuleResult, build_report, render_stats, report_json, worst_exit_code
-from .scanner import parse_module
 from .split import split_chunks
 
 #: exit codes (docs/cli.md, "Exit codes")

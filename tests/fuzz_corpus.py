@@ -40,12 +40,15 @@ if str(REPO) not in sys.path:
 
 from hlo_rewrite.errors import HloError, HloInternalError  # noqa: E402
 from hlo_rewrite.io import decode  # noqa: E402
-from hlo_rewrite.ir import NOTED_OPCODES  # noqa: E402
 from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions  # noqa: E402
 from hlo_rewrite.pipeline import run_passes  # noqa: E402
 from hlo_rewrite.printer import print_module  # noqa: E402
+from hlo_rewrite.reader import (  # noqa: E402
+    NOTED_OPCODES,  # noqa: E402
+    Scanner,
+    parse_module,
+)
 from hlo_rewrite.safety import check_output  # noqa: E402
-from hlo_rewrite.scanner import Scanner, parse_module  # noqa: E402
 
 FAILURES = ("unlocated", "internal", "crashed", "slow")
 KINDS = ("accepted", "rejected", *FAILURES)
