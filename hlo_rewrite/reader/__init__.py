@@ -21,7 +21,7 @@ from ..ir import Module
 from ..printer import detect_style
 from .general import read_tokens
 from .lazy import NOTED_OPCODES
-from .plain import NotPlain, Scanner, read_plain
+from .plain import GrammarError, NotPlain, Scanner, read_plain
 
 __all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_tokens"]
 
@@ -77,5 +77,11 @@ def _read(text: str, filename: str | None, strict: bool) -> Module:
         # XLA reads, and where it fails too the line reader's error stands
         try:
             return read_tokens(text, filename)
-        except HloError:
+        except HloError as token_error:
+            if isinstance(plain_error, GrammarError) and _place(plain_error) <= _place(token_error):
+                raise  # the token reader read as far, and names the problem in its own terms
             raise plain_error from None
+
+
+def _place(error: HloError) -> tuple[int, int]:
+    return (error.line or 0, error.column or 0)

@@ -27,6 +27,7 @@ import gc
 import re
 from bisect import bisect_right
 from sys import intern
+from typing import TYPE_CHECKING
 
 from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
@@ -37,6 +38,9 @@ from .block import OPCODE_SETS, brackets_nest_on_each_line, build_block, operand
 from .checks import header_problem, unknown_opcode_message
 from .lazy import NOTED_OPCODES, LazyBody
 from .lines import Lines
+
+if TYPE_CHECKING:
+    from ..syntax import InstructionSyntax
 from .patterns import (
     ARRAY_SHAPE,
     BLOCK_LINE,
@@ -72,6 +76,21 @@ from .patterns import (
 
 # a bracket group with no bracket inside
 _INNERMOST_GROUP = re.compile(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
+
+
+class GrammarError(HloParseError):
+    """An error the grammar of record found in one instruction the line reader handed it: a
+    located syntax error in general terms, which the token reader may state more precisely."""
+
+
+def _grammar_reads(text: str, filename: str | None, line: int) -> InstructionSyntax:
+    from .. import syntax
+
+    try:
+        return syntax.parse_instruction(text, filename=filename, line=line)
+    except HloParseError as exc:
+        raise GrammarError(exc.message, filename=exc.filename, line=exc.line, column=exc.column,
+                           source_line=exc.source_line) from None
 
 
 class NotPlain(Exception):
@@ -235,6 +254,8 @@ def _check_one_instruction(attrs: str) -> None:
     rest = attrs.lstrip(" \t\r\n")
     if rest and rest[0] != "," and not rest.startswith("//"):
         raise NotPlain
+    if rest.rstrip(" \t\r\n").endswith(","):
+        raise NotPlain  # the attributes continue on the next line
     if " =" in attrs or "\t=" in attrs:
         top = _top_level(attrs)
         if " =" in top or "\t=" in top:
@@ -367,12 +388,11 @@ class Scanner:
 
     def _grammar_error(self, i: int, j: int) -> None:
         """Let the grammar explain what is wrong with lines i..j (raises)."""
-        from .. import syntax
 
         text = self.lines.block(i, j)
         if len(text) > EXPLAIN_LIMIT:
             return  # the grammar needs about a minute for 10 MB: the caller's own message will do
-        syntax.parse_instruction(text, filename=self.filename, line=i + 1)
+        _grammar_reads(text, self.filename, i + 1)
 
     # --------------------------------------------------------------------- scan
     def run(self) -> Module:
@@ -472,13 +492,11 @@ class Scanner:
             depth += _depth_delta(line)
             if depth == 1 and line.rstrip().endswith("{"):
                 break
-            if depth <= 0 and j > i:
-                raise self.error(HloParseError, f"expected '{{' to open the body of computation '{name}'", j + 1)
+            if depth > 0 and "{" in line or depth <= 0 and j > i:
+                raise NotPlain  # a body opened mid-line, or no '{' where expected: the token reader reads it
             j += 1
             if j >= n:
-                raise self.error(
-                    HloParseError, f"computation '{name}' is never opened with '{{'", i + 1,
-                )
+                raise NotPlain
         # ENTRY is built at once: every pass looks at it
         build = self.strict or into is not None or m.group(1) is not None
         if into is not None:
@@ -537,6 +555,8 @@ class Scanner:
                     and iname not in by_name
                     and (not attrs or attrs[0] == "," or attrs == "\r")
                     and " =" not in attrs
+                    and not attrs.endswith((",", ",\r"))
+                    and iname not in ELEMENT_TYPES
                     and not (self.maybe_tabs and "\t=" in attrs)
                 ):
                     if opcode in PAYLOAD_OPCODES or not inner:
@@ -605,6 +625,8 @@ class Scanner:
             # both paths: check the instruction against what came before (and build it)
             if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
                 raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
+            if not fast and iname in ELEMENT_TYPES:
+                raise NotPlain  # a name XLA's lexer reads as an element type
             if opcode not in OPCODE_SPELLINGS:
                 line = lines[i]
                 at = line.find(opcode + "(")
@@ -728,6 +750,10 @@ class Scanner:
             return None  # an unknown opcode: line by line locates it
         if text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0) != n:
             return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
+        if text.find(",\n", s, e) >= 0 or text.find(",\r", s, e) >= 0:
+            return None  # a line ends with ',': attributes continue on the next line
+        if not ELEMENT_TYPES.isdisjoint(position):
+            return None  # a name spelled like an element type
         callers = []
         if not opcodes <= NON_CALLER_OPCODES:
             for k, row in enumerate(rows):
@@ -779,9 +805,8 @@ class Scanner:
 
     def _slow_instruction(self, body: str, i: int) -> tuple:
         """Read an instruction the fast path refused, through the grammar."""
-        from .. import syntax
 
-        syn = syntax.parse_instruction(body, filename=self.filename, line=i + 1)
+        syn = _grammar_reads(body, self.filename, i + 1)
         head = INSTR_HEAD.match(body)
         pct = head.group(2) if head else ""
         mo = OPCODE.search(body, head.end() if head else 0)
@@ -797,9 +822,8 @@ class Scanner:
         return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_at, payload, syn.column
 
     def _check_with_grammar(self, instr: Instruction, body: str, i: int) -> None:
-        from .. import syntax
 
-        syn = syntax.parse_instruction(body, filename=self.filename, line=i + 1)
+        syn = _grammar_reads(body, self.filename, i + 1)
         instr._syntax = syn
         fast = (instr.name, instr.is_root, instr.shape, instr.opcode, instr.operands)
         full = (syn.name, syn.is_root, syn.shape, syn.opcode, list(syn.operands))
