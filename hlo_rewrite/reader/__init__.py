@@ -78,8 +78,8 @@ def _read(text: str, filename: str | None, strict: bool) -> Module:
         try:
             return read_tokens(text, filename)
         except HloError as token_error:
-            if isinstance(plain_error, GrammarError) and _place(plain_error) <= _place(token_error):
-                raise  # the token reader read as far, and names the problem in its own terms
+            if isinstance(plain_error, GrammarError) and _place(plain_error) == _place(token_error):
+                raise  # the same place: the token reader names the problem in its own terms
             raise plain_error from None
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 
 from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
@@ -75,13 +76,19 @@ class TokenReader:
         self.text = text
         self.n = len(text)
         self.filename = filename
-        self.starts = line_starts(text)
+        self._starts: Sequence[int] | None = None
         self.module = Module(text, filename)
-        self.module.line_starts = self.starts
         # (computation, instruction) whose callees and control predecessors are checked at the end
         self.callers: list[tuple[Computation, Instruction]] = []
 
     # ------------------------------------------------------------------ places
+    @property
+    def starts(self) -> Sequence[int]:
+        """The line starts (worked out on first use: reading a header alone needs none)."""
+        if self._starts is None:
+            self._starts = self.module.line_starts = line_starts(self.text)
+        return self._starts
+
     def line_of(self, offset: int) -> int:
         return bisect_right(self.starts, offset)
 
@@ -199,6 +206,7 @@ class TokenReader:
             raise HloParseError("empty input: expected an HLO module", filename=self.filename, line=1, column=1,
                                 source_line="")
         mod = self.module
+        mod.line_starts = self.starts
         prev_end = 0  # where the last item read ends
         raw_from = 0  # where the raw text not yet in a piece starts
         pos = self.skip(0)
@@ -239,6 +247,15 @@ class TokenReader:
         """``HloModule`` ends just before ``pos``: read the name and attributes; returns where
         the header ends."""
         start = pos - len("HloModule")
+        last = self.header_last(pos)
+        problem = header_problem(self.text, start, last)
+        if problem is not None:
+            raise self.error(HloParseError, problem[0], problem[1])
+        return self._item_end(last)
+
+    def header_last(self, pos: int) -> int:
+        """``HloModule`` ends just before ``pos``: read the name and attributes; returns the
+        end of the header's last token."""
         pos = self.skip(pos)
         if self.text.startswith("%", pos):
             pos += 1
@@ -252,10 +269,7 @@ class TokenReader:
             if not self.text.startswith(",", pos):
                 break
             _, last = self._attribute(pos)
-        problem = header_problem(self.text, start, last)
-        if problem is not None:
-            raise self.error(HloParseError, problem[0], problem[1])
-        return self._item_end(last)
+        return last
 
     def _section(self, pos: int) -> int:
         """A stack-frame table (``FileNames``, ..., ``StackFrames``) whose word ends at ``pos``:
@@ -549,3 +563,8 @@ def _split_top_level(text: str) -> list[tuple[str, int]]:
 def read_tokens(text: str, filename: str | None) -> Module:
     """Read ``text`` token by token into a :class:`Module` (every computation built)."""
     return TokenReader(text, filename).run()
+
+
+def header_last(text: str, after_word: int, filename: str | None = None) -> int:
+    """The end of the last token of the module header whose ``HloModule`` ends at ``after_word``."""
+    return TokenReader(text, filename).header_last(after_word)

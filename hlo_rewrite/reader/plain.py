@@ -36,6 +36,7 @@ from ..opcodes import OPCODE_NAMES
 from ..shapes import ELEMENT_TYPES
 from .block import OPCODE_SETS, brackets_nest_on_each_line, build_block, operands_defined_before_use
 from .checks import header_problem, unknown_opcode_message
+from .general import header_last
 from .lazy import NOTED_OPCODES, LazyBody
 from .lines import Lines
 
@@ -437,6 +438,9 @@ class Scanner:
                 mod.name = m.group(1)
                 seen_header = True
                 j = self._gather(i)
+                last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
+                if text[last : lines.end(j)].strip():
+                    raise NotPlain  # something follows the header on its line (a computation?)
                 problem = header_problem(text, starts[i], lines.end(j))
                 if problem is not None:
                     raise self.located(HloParseError, problem[0], problem[1])
@@ -801,12 +805,22 @@ class Scanner:
         return True
 
     def _gather_tail(self, i: int) -> int:
-        return self._gather(i) if _depth_delta(self.lines[i]) > 0 else i
+        """The closing '}' of a body is on line ``i``: only a line comment may follow it there
+        (anything else, perhaps a computation, is the token reader's to read)."""
+        rest = self.lines[i].strip()[1:].lstrip()
+        if rest and not rest.startswith("//"):
+            raise NotPlain
+        return i
 
     def _slow_instruction(self, body: str, i: int) -> tuple:
         """Read an instruction the fast path refused, through the grammar."""
 
-        syn = _grammar_reads(body, self.filename, i + 1)
+        try:
+            syn = _grammar_reads(body, self.filename, i + 1)
+        except GrammarError as exc:
+            if exc.line == i + 1 + body.count("\n") and (exc.column or 0) > len(body.rsplit("\n", 1)[-1].rstrip()):
+                raise NotPlain from None  # the line ends before the instruction does: it goes on
+            raise
         head = INSTR_HEAD.match(body)
         pct = head.group(2) if head else ""
         mo = OPCODE.search(body, head.end() if head else 0)
