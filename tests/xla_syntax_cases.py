@@ -153,9 +153,13 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "expected an operand between the commas", 4, 26,
     ),
     "operand_named_like_an_element_type": (
-        "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  c = f32[] constant(1)\n  %s32 = f32[] negate(e)\n"
-        "  ROOT t = (f32[], f32[], f32[]) tuple(e, c, s32)\n}\n",
-        "operand 's32' is spelled like an element type", 6, 46,
+        "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  c = f32[] constant(1)\n"
+        "  ROOT t = (f32[], f32[]) tuple(e, c, s32)\n}\n",
+        "operand 's32' is spelled like an element type", 5, 39,
+    ),
+    "instruction_named_like_an_element_type": (
+        "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  %s32 = f32[] negate(e)\n  ROOT t = (f32[]) tuple(e)\n}\n",
+        "illegal instruction name 's32'", 4, 3,
     ),
     "name_glued_to_equals": (
         "HloModule m\nENTRY e {\n  p=f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n",

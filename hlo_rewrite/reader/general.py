@@ -42,7 +42,7 @@ _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
 _OPERAND_NAME = re.compile(r"(%?)([A-Za-z_][A-Za-z0-9_.\-]*)\s*$")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
-_DIMS = re.compile(r"\[[0-9,<=?\s]*\]")
+_DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
@@ -425,6 +425,9 @@ class TokenReader:
             raise self.error(HloParseError, f"'{w.group()}=' reads as an attribute name: write a blank before '=' "
                              "(or '%' before the name)", w.end())
         name = w.group()
+        if name in ELEMENT_TYPES:
+            raise self.error(HloParseError, f"illegal instruction name '{name}': it is an element type (rename it, "
+                             f"e.g. '{name}_')", name_at)
         pos = self.expect(w.end(), "=", f"after the instruction name '{name}'")
         pos = self.skip(pos)
         shape_end, shape = self._shape(pos)

@@ -18,7 +18,7 @@ INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
 # an array shape: element type, dimensions (sizes, `<=N`, `?`), optional layout;
 # anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
 DIMS_LAYOUT = (
-    r"\[[0-9,<=? \t]*\]"
+    r"\[(?:[ \t]*(?:<=)?[0-9]+|[ \t]*\?)?(?:[ \t]*,[ \t]*(?:(?:<=)?[0-9]+|\?))*[ \t]*\]"
     r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
 )
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)
@@ -90,14 +90,15 @@ TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
 # Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
 # fails sooner, and a name spelled ROOT followed by a blank goes line by line
 P = "+" if sys.version_info >= (3, 11) else ""
-# one plain instruction line, for checking a whole computation body in one pass:
+# one plain instruction line, for checking a whole computation body in one pass (not one
+# ending with ',', whose attributes go on on the next line):
 # name, element type (none for a tuple shape), opcode, then a parameter's number or a
 # constant's literal, or for any other opcode text that may be bare operand names
 # (checked afterwards for the whole body at once, by NAMES_ONLY or INDEXED_OPERAND_LIST)
 BLOCK_LINE = re.compile(
     rf"^[ \t]*{P}(?:ROOT[ \t]+)?{P}%?{P}({IDENT}{P})[ \t]*{P}=[ \t]*{P}"
     rf"(?:([a-z][a-z0-9]*{P}){DIMS_LAYOUT}[ \t]+{P}|{TUPLE_SHAPE}[ \t]+{P})?([a-z][a-z0-9\-]*{P})"
-    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
+    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*(?<!,)(?<!,\r)\n",
     re.M,
 )
 ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))

@@ -560,7 +560,6 @@ class Scanner:
                     and (not attrs or attrs[0] == "," or attrs == "\r")
                     and " =" not in attrs
                     and not attrs.endswith((",", ",\r"))
-                    and iname not in ELEMENT_TYPES
                     and not (self.maybe_tabs and "\t=" in attrs)
                 ):
                     if opcode in PAYLOAD_OPCODES or not inner:
@@ -629,7 +628,7 @@ class Scanner:
             # both paths: check the instruction against what came before (and build it)
             if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
                 raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
-            if not fast and iname in ELEMENT_TYPES:
+            if iname in ELEMENT_TYPES:
                 raise NotPlain  # a name XLA's lexer reads as an element type
             if opcode not in OPCODE_SPELLINGS:
                 line = lines[i]
@@ -686,6 +685,13 @@ class Scanner:
         for op, user, user_line, user_col in forward:
             src = self.lines[user_line - 1]
             column = (src.find(op) + 1) or user_col or _name_column(src)
+            if op not in by_name and op in ELEMENT_TYPES and f"%{op}" not in src:
+                # XLA's lexer reads the word as an element type and drops the operand
+                raise HloParseError(
+                    f"operand '{op}' is spelled like an element type; write it '%{op}' (XLA's parser does "
+                    "not read it as an operand)",
+                    filename=self.filename, line=user_line, column=column, source_line=src,
+                )
             if op not in by_name:
                 raise HloVerifyError(
                     f"operand '{op}' of '{user}' is not defined in computation '{name}'",
@@ -754,8 +760,6 @@ class Scanner:
             return None  # an unknown opcode: line by line locates it
         if text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0) != n:
             return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
-        if text.find(",\n", s, e) >= 0 or text.find(",\r", s, e) >= 0:
-            return None  # a line ends with ',': attributes continue on the next line
         if not ELEMENT_TYPES.isdisjoint(position):
             return None  # a name spelled like an element type
         callers = []
