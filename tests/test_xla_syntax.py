@@ -78,3 +78,15 @@ def test_lone_cr_lines_are_counted_in_error_places():
     assert (info.value.line, info.value.column) == (4, 18)
     assert "did you mean 'negate'" in info.value.message
     assert info.value.source_line == "  ROOT n = f32[] nagate(p)"
+
+
+def test_split_input_file_counts_lone_cr_lines_like_the_reader():
+    from hlo_rewrite.split import join_chunks, split_chunks
+
+    text = "HloModule a\rENTRY e {\r  ROOT c = f32[] constant(1)\r}\r// -----\rHloModule b\rENTRY e {\r  ROOT c = f32[] nagate()\r}\r"
+    chunks, separators = split_chunks(text)
+    assert [c.line_offset for c in chunks] == [0, 5] and separators == ["// -----\r"]
+    assert join_chunks([c.text for c in chunks], separators) == text
+    with pytest.raises(HloError) as info:
+        parse_module(chunks[1].text, "b.hlo")
+    assert chunks[1].line_offset + info.value.line == 8  # the line of 'nagate' in the whole file
