@@ -27,8 +27,6 @@ __all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_token
 
 # a comment other than XLA's own /*index=N*/ before an operand
 _OTHER_COMMENT = re.compile(r"/\*(?!index=[0-9]+\*/)")
-# "//" after something else on its line
-_TRAILING_LINE_COMMENT = re.compile(r"^[ \t]*[^ \t\n/][^\n]*//", re.M)
 
 
 def looks_plain(text: str) -> bool:
@@ -38,7 +36,13 @@ def looks_plain(text: str) -> bool:
         return False
     if "/*" in text and _OTHER_COMMENT.search(text) is not None:
         return False
-    return "//" not in text or _TRAILING_LINE_COMMENT.search(text) is None
+    at = text.find("//")
+    while at >= 0:
+        if text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
+            return False  # "//" after other text on its line: a comment there, or in a string
+        end = text.find("\n", at)
+        at = -1 if end < 0 else text.find("//", end)
+    return True
 
 
 def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:

@@ -15,10 +15,10 @@ from ..opcodes import OPCODE_NAMES
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
-# an array shape: element type, dimensions (sizes, `<=N`, `?`), optional layout;
+# an array shape: element type, dimensions (sizes, `<=N`, `?`; none empty), optional layout;
 # anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
 DIMS_LAYOUT = (
-    r"\[(?:[ \t]*(?:<=)?[0-9]+|[ \t]*\?)?(?:[ \t]*,[ \t]*(?:(?:<=)?[0-9]+|\?))*[ \t]*\]"
+    r"\[(?:[0-9<=? \t]+(?:,[0-9<=? \t]+)*)?\]"
     r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
 )
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)

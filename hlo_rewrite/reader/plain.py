@@ -75,6 +75,8 @@ from .patterns import (
     STRING,
 )
 
+# two " =" on one line
+_TWO_EQUALS = re.compile(r" =[^\n]* =")
 # a bracket group with no bracket inside
 _INNERMOST_GROUP = re.compile(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
 
@@ -263,6 +265,23 @@ def _check_one_instruction(attrs: str) -> None:
             raise NotPlain
 
 
+def _one_head_a_line(text: str, s: int, e: int, n: int, count: int) -> bool:
+    """Whether each of the ``n`` lines between offsets s and e, which hold ``count`` " =" in
+    all, has exactly one outside strings and brackets (its head's; others are inside values
+    such as ``{heads = 32 : i64}``)."""
+    extra = 0
+    pos = s
+    search = _TWO_EQUALS.search
+    while (m := search(text, pos, e)) is not None:
+        begin = text.rfind("\n", s, m.start()) + 1 or s
+        end = text.find("\n", m.start(), e)
+        if _top_level(text[begin:end]).count(" =") != 1:
+            return False
+        extra += text.count(" =", begin, end) - 1
+        pos = end
+    return count - extra == n
+
+
 def _top_level(text: str) -> str:
     """``text`` with its strings emptied and its bracket groups removed."""
     text = STRING.sub('""', text)
@@ -438,9 +457,10 @@ class Scanner:
                 mod.name = m.group(1)
                 seen_header = True
                 j = self._gather(i)
-                last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
-                if text[last : lines.end(j)].strip():
-                    raise NotPlain  # something follows the header on its line (a computation?)
+                if j > i or line.rstrip().endswith("{"):  # not as XLA prints it: perhaps a computation follows
+                    last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
+                    if text[last : lines.end(j)].strip():
+                        raise NotPlain  # something follows the header on its line
                 problem = header_problem(text, starts[i], lines.end(j))
                 if problem is not None:
                     raise self.located(HloParseError, problem[0], problem[1])
@@ -758,7 +778,8 @@ class Scanner:
         opcodes = set(map(ROW_OPCODE, rows))
         if not opcodes <= OPCODE_NAMES:
             return None  # an unknown opcode: line by line locates it
-        if text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0) != n:
+        equals = text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0)
+        if equals != n and (self.maybe_tabs or not _one_head_a_line(text, s, e, n, equals)):
             return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
         if not ELEMENT_TYPES.isdisjoint(position):
             return None  # a name spelled like an element type
