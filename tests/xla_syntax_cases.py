@@ -157,6 +157,16 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "  ROOT t = (f32[], f32[]) tuple(e, c, s32)\n}\n",
         "operand 's32' is spelled like an element type", 5, 39,
     ),
+    "operand_with_a_shape_but_no_name": (
+        "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+        "  ROOT c = f32[2,6]{1,0} concatenate(f32[2,3]{1,0} , f32[2,3]{1,0} p), dimensions={1}\n}\n",
+        "operand has a shape but no name", 4, 52,
+    ),
+    "junk_after_the_operands": (
+        "HloModule m\n\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter()1\n  ROOT s = f32[] add(a, b)\n}\n\n"
+        "ENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
+        "expected an instruction name, found '1'", 5, 24,
+    ),
     "instruction_named_like_an_element_type": (
         "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  %s32 = f32[] negate(e)\n  ROOT t = (f32[]) tuple(e)\n}\n",
         "illegal instruction name 's32'", 4, 3,
@@ -184,7 +194,7 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
 }
 
 #: rejected cases XLA's parser accepts through a flaw of its own
-XLA_BUGS = frozenset({"empty_operand", "operand_named_like_an_element_type"})
+XLA_BUGS = frozenset({"empty_operand", "operand_named_like_an_element_type", "operand_with_a_shape_but_no_name"})
 
 
 def skeleton(module) -> dict:

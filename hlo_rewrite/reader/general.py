@@ -476,6 +476,10 @@ class TokenReader:
             if not cleaned:
                 raise self.error(HloParseError, "expected an operand between the commas", base + at)
             m = _OPERAND_NAME.search(cleaned)
+            if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
+                # XLA's parser reads the shape and drops the operand
+                raise self.error(HloParseError, f"operand has a shape but no name: '{cleaned.strip()[:40]}'",
+                                 base + at + len(piece))
             if m is None:
                 raise self.error(HloParseError, f"expected an operand name, found {cleaned[:40]!r}",
                                  base + at + len(piece) - len(piece.lstrip()))
