@@ -484,7 +484,7 @@ def test_unknown_attribute_does_not_swallow_next_instruction():
         ("x = f32[] add(a) /* x", 1, 18, "unterminated comment"),
         ("x = f32[] add(a\0)", 1, 16, "NUL byte"),
         ("x = f32[] add(a), / b", 1, 19, "'/'"),
-        ("x = f32[2 add(a)", 1, 8, "found '['"),
+        ("x = f32[2 add(a)", 1, 5, "found 'f32'"),
         ("x = f32[] add(a),\n  dimensions={0,x}", 2, 17, "expected"),
         ("x = f32[] add(a), channel_id=abc", 1, 30, "expected an integer"),
     ],
