@@ -74,6 +74,7 @@ class Kind:
     PRECISION_LIST = "precision list"    # {default,highest}
     FRONTEND_ATTRIBUTES = "frontend attributes"  # {k="v"}
     STATISTICS = "statistics"            # {visualizing_index=1,stat-1=33}
+    METADATA = "metadata"                # {op_type="..." op_name="..." source_line=1}
     BRACED = "brace text"                # {...}, checked for balance only
     LITERAL = "literal"                  # shape then literal
     ALIASING = "aliasing"                # {{0}: (0, {})}
@@ -127,7 +128,7 @@ _COMMON: Final = {
     "parameter_replication": Kind.BRACED_BOOL_LIST,
     "control-predecessors": Kind.INSTRUCTION_LIST,
     "origin": Kind.BRACED,
-    "metadata": Kind.BRACED,
+    "metadata": Kind.METADATA,
     "backend_config": Kind.STRING_OR_DICT,
 }
 #: the attributes XLA's parser accepts on every instruction
