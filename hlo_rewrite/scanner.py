@@ -7,8 +7,8 @@ expressions: ``[ROOT] name = shape opcode(operands)`` and the attribute text
 after it, which is kept as it is. Whatever these expressions do not accept is
 handed to the grammar of record (:mod:`hlo_rewrite.syntax`), which either
 reads it or raises an error pointing at the exact line and column. With
-``strict=True`` every instruction goes through the grammar as well and both
-readings must agree.
+``strict=True`` every computation is built and :mod:`hlo_rewrite.strict` then
+checks the module against what XLA's parser accepts.
 
 While scanning, the structural rules are checked: every operand and called
 computation is defined, names are unique in their computation, at most one
@@ -718,8 +718,6 @@ class Scanner:
                 )
                 if prefix:
                     instr.prefix = "".join(prefix)
-                if strict:
-                    self._check_with_grammar(instr, body, i)
                 instructions.append(instr)
                 by_name[iname] = instr
             else:
@@ -1065,17 +1063,17 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
     """Read HLO module text into a :class:`Module`.
 
     Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
-    of the first problem. ``strict`` also reads every instruction with the full
-    grammar and checks the whole module against it.
+    of the first problem. ``strict`` also checks the module against what XLA's
+    parser accepts (:func:`hlo_rewrite.strict.check_module`).
     """
     was_enabled = gc.isenabled()
     gc.disable()  # the scan allocates many small objects and frees none of them
     try:
         module = Scanner(text, filename, strict).run()
         if strict:
-            from . import syntax
+            from . import strict as strict_checks
 
-            syntax.parse_module(text, filename=filename)
+            strict_checks.check_module(module)
         return module
     finally:
         if was_enabled:
