@@ -142,7 +142,7 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
     "unknown_element_type_in_layout": (
         "HloModule m, entry_computation_layout={(f33[2]{0})->f32[2]{0}}\n\nENTRY e {\n"
         "  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n",
-        "unknown element type 'f33' in 'entry_computation_layout'", 1, 41,
+        "error parsing attribute entry_computation_layout: unknown element type 'f33'", 1, 41,
     ),
     "bad_flag_in_header": (
         "HloModule m, is_scheduled=maybe\n\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",

@@ -49,8 +49,8 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
     """Read HLO module text into a :class:`Module`.
 
     Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
-    of the first problem. ``strict`` also reads every instruction with the full
-    grammar and checks the whole module against it.
+    of the first problem. ``strict`` also checks the module against what XLA's
+    parser accepts (:func:`hlo_rewrite.strict.check_module`).
     """
     was_enabled = gc.isenabled()
     gc.disable()  # reading allocates many small objects and frees none of them
@@ -58,9 +58,9 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
         module = _read(text, filename, strict)
         detect_style(module)
         if strict:
-            from .. import syntax
+            from .. import strict as strict_checks
 
-            syntax.parse_module(text, filename=filename)
+            strict_checks.check_module(module)
         return module
     finally:
         if was_enabled:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import re
 
-from ..opcodes import closest_opcode
-from ..shapes import ELEMENT_TYPES
+from ..lexicon import ELEMENT_TYPES
+from ..opcodes import MODULE_ATTRS, Kind, closest_opcode
 
 # an element type in a shape: a word directly before "[" (comments and blanks allowed
 # between, as XLA's lexer allows them between any two tokens)
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\s|/\*.*?\*/)*\[", re.S)
+# the header attributes whose values are checked: the layout, flags and counts
+_FLAGS = frozenset(name for name, spec in MODULE_ATTRS.items() if spec.kind == Kind.BOOL)
+_COUNTS = frozenset(name for name, spec in MODULE_ATTRS.items() if spec.kind == Kind.INT)
 _HEADER_VALUE = re.compile(
-    r"(?P<name>entry_computation_layout|is_scheduled|alias_passthrough_params|replica_count"
-    r"|num_partitions)=(?:\s|/\*.*?\*/)*",
+    r"(?<![A-Za-z0-9_.\-])(?P<name>" + "|".join(sorted({"entry_computation_layout"} | _FLAGS | _COUNTS)) + r")="
+    r"(?:\s|/\*.*?\*/)*",
     re.S,
 )
 _BOOL = re.compile(r"(?:true|false)(?![A-Za-z0-9_.\-])")
@@ -42,8 +45,8 @@ def header_problem(text: str, start: int, end: int) -> tuple[str, int] | None:
             close = _layout_end(text, at, end)
             for t in _TYPE_BEFORE_DIMS.finditer(text, at, close):
                 if t.group(1) not in ELEMENT_TYPES:
-                    return f"unknown element type '{t.group(1)}' in '{name}'", t.start(1)
-        elif name in ("is_scheduled", "alias_passthrough_params"):
+                    return f"error parsing attribute {name}: unknown element type '{t.group(1)}'", t.start(1)
+        elif name in _FLAGS:
             if _BOOL.match(text, at, end) is None:
                 return f"expected 'true' or 'false' as the value of '{name}'", at
         elif _INT.match(text, at, end) is None:

@@ -22,25 +22,24 @@ from collections.abc import Sequence
 from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
-from ..opcodes import OPCODE_NAMES
+from ..lexicon import IDENTIFIER, IDENTIFIER_RE, matching_close, skip_string, split_top_level
+from ..opcodes import spec_of
 from ..shapes import ELEMENT_TYPES
 from .checks import header_problem, unknown_opcode_message
 from .lines import line_starts
 from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES, SECTION_WORDS
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+_WORD = IDENTIFIER_RE
 # blanks, line ends and complete comments, as many as there are
 _SKIP = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\n\r]*)*", re.S)
 # what follows a token on its own line: blanks and one-line comments, then the line end
 _REST_OF_LINE = re.compile(r"(?:[ \t]+|/\*[^\n\r]*?\*/)*(?://[^\n\r]*)?(?:\r\n|\r|\n|\Z)")
-_BRACKET = re.compile(r'[(){}\[\]"/]')
-_CLOSER = {"(": ")", "[": "]", "{": "}"}
 # a run of value characters outside brackets and strings
 _ATOM = re.compile(r'(?:[^\s,(){}\[\]"/]|/(?![/*]))+')
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)
 _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
-_OPERAND_NAME = re.compile(r"(%?)([A-Za-z_][A-Za-z0-9_.\-]*)\s*$")
+_OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
 _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
@@ -138,46 +137,18 @@ class TokenReader:
         return repr(m.group() if m is not None else self.text[pos])
 
     def string_end(self, pos: int) -> int:
-        m = _STRING_BODY.match(self.text, pos)
-        if m is None:
-            raise self.error(HloParseError, "unterminated string: '\"' is never closed", pos)
-        return m.end()
+        try:
+            return skip_string(self.text, pos)
+        except ValueError:
+            raise self.error(HloParseError, "unterminated string: '\"' is never closed", pos) from None
 
     def group_end(self, pos: int) -> int:
         """``text[pos]`` opens a bracket; the offset just past its matching close."""
-        text = self.text
-        stack = [(text[pos], pos)]
-        search = _BRACKET.search
-        i = pos + 1
-        while True:
-            m = search(text, i)
-            if m is None:
-                opener, at = stack[-1]
-                raise self.error(HloParseError, f"'{opener}' is never closed with '{_CLOSER[opener]}'", at)
-            ch = m.group()
-            i = m.start()
-            if ch == '"':
-                i = self.string_end(i)
-            elif ch == "/":
-                if text.startswith("/*", i):
-                    close = text.find("*/", i + 2)
-                    if close < 0:
-                        raise self.error(HloParseError, "unterminated comment: '/*' is never closed with '*/'", i)
-                    i = close + 2
-                elif text.startswith("//", i):
-                    i = _SKIP.match(text, i).end()  # type: ignore[union-attr]
-                else:
-                    i += 1
-            elif ch in _CLOSER:
-                stack.append((ch, i))
-                i += 1
-            else:
-                opener, at = stack.pop()
-                if _CLOSER[opener] != ch:
-                    raise self.error(HloParseError, f"'{ch}' does not close '{opener}' (expected '{_CLOSER[opener]}')", i)
-                i += 1
-                if not stack:
-                    return i
+        try:
+            return matching_close(self.text, pos)
+        except ValueError as exc:
+            raise self.error(HloParseError, f"the '{self.text[pos]}' opened here is not closed properly: {exc}",
+                             pos) from None
 
     def value_end(self, pos: int) -> int:
         """The offset just past the attribute value starting at ``pos``: adjacent atoms,
@@ -436,7 +407,7 @@ class TokenReader:
         if w is None:
             raise self.error(HloParseError, f"expected an opcode, found {self._found(pos)}", pos)
         opcode = w.group()
-        if opcode not in OPCODE_NAMES:
+        if spec_of(opcode) is None:  # an opcode, or an async spelling such as custom-call-start
             raise self.error(HloParseError, unknown_opcode_message(opcode), pos)
         opened = self.expect(w.end(), "(", f"after the opcode '{opcode}'")
         close = self.group_end(opened - 1)
@@ -460,7 +431,7 @@ class TokenReader:
             attrs.append(attr)
         line = self.line_of(name_at)
         fields = {
-            "name": name, "opcode": OPCODE_SPELLINGS[opcode], "shape": shape, "operands": operands, "attrs": attrs,
+            "name": name, "opcode": OPCODE_SPELLINGS.get(opcode, opcode), "shape": shape, "operands": operands, "attrs": attrs,
             "is_root": is_root, "line": line, "column": name_at - self.starts[line - 1] + 1,
             "attrs_span": (attrs_start if attrs_start >= 0 else last, last), "payload": payload,
         }
@@ -540,30 +511,11 @@ class TokenReader:
 
 def _split_top_level(text: str) -> list[tuple[str, int]]:
     """``text`` cut at the commas outside brackets, strings and comments: (piece, offset)."""
-    pieces: list[tuple[str, int]] = []
-    depth = 0
-    start = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            m = _STRING_BODY.match(text, i)
-            i = m.end() if m is not None else n
-            continue
-        if ch == "/" and text.startswith("/*", i):
-            close = text.find("*/", i + 2)
-            i = n if close < 0 else close + 2
-            continue
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            pieces.append((text[start:i], start))
-            start = i + 1
-        i += 1
-    pieces.append((text[start:], start))
+    pieces = []
+    at = 0
+    for piece in split_top_level(text):
+        pieces.append((piece, at))
+        at += len(piece) + 1
     return pieces
 
 

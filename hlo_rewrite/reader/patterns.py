@@ -11,9 +11,12 @@ import re
 import sys
 from operator import itemgetter
 
-from ..opcodes import OPCODE_NAMES
+from ..lexicon import IDENTIFIER
+from ..opcodes import ALL_CALLEE_ATTRS, OPCODE_NAMES
 
-IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+IDENT = IDENTIFIER
+# the attributes that name called computations, longest first (one alternation)
+_CALLEES = "|".join(sorted(ALL_CALLEE_ATTRS, key=lambda a: (-len(a), a)))
 INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
 # an array shape: element type, dimensions (sizes, `<=N`, `?`; none empty), optional layout;
 # anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
@@ -48,19 +51,12 @@ COMMENT = re.compile(r"/\*.*?\*/", re.S)
 STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + IDENT + r")[ \t]*[({]")
 MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + IDENT + r")")
-CALLEE_RE = re.compile(
-    r"(?:to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations|control-predecessors)="
-)
+CALLEE_RE = re.compile(r"(?:" + _CALLEES + r"|control-predecessors)=")
 NEW_INSTRUCTION = re.compile(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 # `, key=%name` or `, key={%a, %b}` for the attributes that name computations
-CALLEE_VALUES = re.compile(
-    r",[ \t]*(to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations)="
-    r"(?:%?(" + IDENT + r")|\{([^{}]*)\})"
-)
+CALLEE_VALUES = re.compile(r",[ \t]*(" + _CALLEES + r")=(?:%?(" + IDENT + r")|\{([^{}]*)\})")
 NEXT_IS_NAME = re.compile(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
 SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 #: opcodes that never call a computation in XLA: their attributes are not read

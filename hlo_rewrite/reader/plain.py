@@ -8,8 +8,8 @@ expressions: ``[ROOT] name = shape opcode(operands)`` and the attribute text
 after it, which is kept as it is. Whatever these expressions do not accept is
 handed to the grammar of record (:mod:`hlo_rewrite.syntax`), which either
 reads it or raises an error pointing at the exact line and column. With
-``strict=True`` every instruction goes through the grammar as well and both
-readings must agree.
+``strict=True`` every computation is built, for :mod:`hlo_rewrite.strict` to
+check the module against what XLA's parser accepts.
 
 While scanning, the structural rules are checked: every operand and called
 computation is defined, names are unique in their computation, at most one
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
-from ..opcodes import OPCODE_NAMES
+from ..opcodes import OPCODE_NAMES, split_async_opcode
 from ..shapes import ELEMENT_TYPES
 from .block import OPCODE_SETS, brackets_nest_on_each_line, build_block, operands_defined_before_use
 from .checks import header_problem, unknown_opcode_message
@@ -650,7 +650,7 @@ class Scanner:
                 raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
             if iname in ELEMENT_TYPES:
                 raise NotPlain  # a name XLA's lexer reads as an element type
-            if opcode not in OPCODE_SPELLINGS:
+            if opcode not in OPCODE_SPELLINGS and split_async_opcode(opcode) is None:
                 line = lines[i]
                 at = line.find(opcode + "(")
                 raise self.error(HloParseError, unknown_opcode_message(opcode), i + 1, at + 1 if at >= 0 else 1)
@@ -669,8 +669,6 @@ class Scanner:
                 )
                 if prefix:
                     instr.prefix = "".join(prefix)
-                if strict:
-                    self._check_with_grammar(instr, body, i)
                 instructions.append(instr)
                 by_name[iname] = instr
             else:
@@ -860,26 +858,6 @@ class Scanner:
                 payload = body[mo.end() : attrs_at - 1]
         return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_at, payload, syn.column
 
-    def _check_with_grammar(self, instr: Instruction, body: str, i: int) -> None:
-
-        syn = _grammar_reads(body, self.filename, i + 1)
-        instr._syntax = syn
-        fast = (instr.name, instr.is_root, instr.shape, instr.opcode, instr.operands)
-        full = (syn.name, syn.is_root, syn.shape, syn.opcode, list(syn.operands))
-        if fast != full:
-            raise self.error(
-                HloParseError,
-                f"internal error: the fast scanner read {fast!r} but the grammar read {full!r}",
-                i + 1,
-            )
-        names = [a.name for a in syn.attrs]
-        if names != [k for k, _ in instr.attrs]:
-            raise self.error(
-                HloParseError,
-                f"internal error: attribute names differ between scanner {instr.attrs!r} and grammar {names!r}",
-                i + 1,
-            )
-
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
         for comp, iname, line in self.callers:
@@ -961,5 +939,6 @@ def build_body(comp: Computation, lazy: LazyBody) -> None:
 
 
 def read_plain(text: str, filename: str | None, strict: bool) -> Module:
-    """Read text as XLA prints it; raises :class:`NotPlain` for text it cannot vouch for."""
+    """Read text as XLA prints it; raises :class:`NotPlain` for text it cannot vouch for.
+    ``strict`` builds every computation (for the strict checks that follow)."""
     return Scanner(text, filename, strict).run()
