@@ -364,7 +364,7 @@ XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abor
 #: the disagreements that are failures: XLA reads a module we reject, or both read it differently
 XLA_FAILURES = ("xla-only", "misread")
 #: our messages for modules XLA's parser accepts only through a flaw of its own (docs/decisions.md)
-XLA_BUG_MESSAGES = ("expected an operand between the commas", "is spelled like an element type",
+XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element type",
                     "operand has a shape but no name")
 _XLA_HEADER = re.compile(r"(?:ENTRY )?%?(\S+) .*\{$")
 _XLA_ROOT = re.compile(r"\s+ROOT %?(\S+) = ")

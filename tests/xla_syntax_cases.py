@@ -150,12 +150,16 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
     ),
     "empty_operand": (
         "HloModule m\nENTRY e {\n  p0 = f32[2] parameter(0)\n  ROOT a = f32[2] add(p0,, p0)\n}\n",
-        "expected an operand between the commas", 4, 26,
+        "expected an operand after ','", 4, 26,
     ),
     "operand_named_like_an_element_type": (
         "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  c = f32[] constant(1)\n"
         "  ROOT t = (f32[], f32[]) tuple(e, c, s32)\n}\n",
         "operand 's32' is spelled like an element type", 5, 39,
+    ),
+    "trailing_comma_in_operands": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT c = f32[2]{0} concatenate(p, ), dimensions={0}\n}\n",
+        "expected an operand after ','", 4, 37,
     ),
     "operand_with_a_shape_but_no_name": (
         "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
@@ -194,7 +198,7 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
 }
 
 #: rejected cases XLA's parser accepts through a flaw of its own
-XLA_BUGS = frozenset({"empty_operand", "operand_named_like_an_element_type", "operand_with_a_shape_but_no_name"})
+XLA_BUGS = frozenset({"empty_operand", "trailing_comma_in_operands", "operand_named_like_an_element_type", "operand_with_a_shape_but_no_name"})
 
 
 def skeleton(module) -> dict:

@@ -444,8 +444,9 @@ class TokenReader:
         names: list[str] = []
         for piece, at in _split_top_level(inner):
             cleaned = _clean(piece)
-            if not cleaned:
-                raise self.error(HloParseError, "expected an operand between the commas", base + at)
+            if not cleaned.strip():
+                raise self.error(HloParseError, "expected an operand after ','",
+                                 base + at + len(piece) - len(piece.lstrip()))
             m = _OPERAND_NAME.search(cleaned)
             if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
                 # XLA's parser reads the shape and drops the operand
