@@ -171,10 +171,6 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "ENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
         "expected an instruction name, found '1'", 5, 24,
     ),
-    "instruction_named_like_an_element_type": (
-        "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  %s32 = f32[] negate(e)\n  ROOT t = (f32[]) tuple(e)\n}\n",
-        "illegal instruction name 's32'", 4, 3,
-    ),
     "name_glued_to_equals": (
         "HloModule m\nENTRY e {\n  p=f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n",
         "'p=' reads as an attribute name", 3, 4,

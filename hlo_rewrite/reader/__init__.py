@@ -25,6 +25,8 @@ from .plain import GrammarError, NotPlain, Scanner, read_plain
 
 __all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_tokens"]
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_LINE_COMMENT = re.compile(r"^[ \t]*//.*$", re.M)
 # a comment other than XLA's own /*index=N*/ before an operand
 _OTHER_COMMENT = re.compile(r"/\*(?!index=[0-9]+\*/)")
 
@@ -79,12 +81,24 @@ def _read(text: str, filename: str | None, strict: bool) -> Module:
     except HloError as plain_error:
         # the line reader stops at what it cannot read; the token reader reads whatever
         # XLA reads, and where it fails too the line reader's error stands
+        if not _brackets_balance(text):
+            raise  # no layout reads brackets that do not balance: spare a second reading
         try:
             return read_tokens(text, filename)
         except HloError as token_error:
             if isinstance(plain_error, GrammarError) and _place(plain_error) == _place(token_error):
                 raise  # the same place: the token reader names the problem in its own terms
             raise plain_error from None
+
+
+def _brackets_balance(text: str) -> bool:
+    """Whether (), [] and {} are as many opened as closed outside strings and line comments
+    (the text looks plain: no other comments)."""
+    if '"' in text:
+        text = _STRING.sub("", text)
+    if "//" in text:
+        text = _LINE_COMMENT.sub("", text)
+    return all(text.count(a) == text.count(b) for a, b in ("()", "[]", "{}"))
 
 
 def _place(error: HloError) -> tuple[int, int]:

@@ -396,9 +396,6 @@ class TokenReader:
             raise self.error(HloParseError, f"'{w.group()}=' reads as an attribute name: write a blank before '=' "
                              "(or '%' before the name)", w.end())
         name = w.group()
-        if name in ELEMENT_TYPES:
-            raise self.error(HloParseError, f"illegal instruction name '{name}': it is an element type (rename it, "
-                             f"e.g. '{name}_')", name_at)
         pos = self.expect(w.end(), "=", f"after the instruction name '{name}'")
         pos = self.skip(pos)
         shape_end, shape = self._shape(pos)

@@ -648,8 +648,6 @@ class Scanner:
             # both paths: check the instruction against what came before (and build it)
             if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
                 raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
-            if iname in ELEMENT_TYPES:
-                raise NotPlain  # a name XLA's lexer reads as an element type
             if opcode not in OPCODE_SPELLINGS and split_async_opcode(opcode) is None:
                 line = lines[i]
                 at = line.find(opcode + "(")
@@ -779,8 +777,6 @@ class Scanner:
         equals = text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0)
         if equals != n and (self.maybe_tabs or not _one_head_a_line(text, s, e, n, equals)):
             return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
-        if not ELEMENT_TYPES.isdisjoint(position):
-            return None  # a name spelled like an element type
         callers = []
         if not opcodes <= NON_CALLER_OPCODES:
             for k, row in enumerate(rows):
