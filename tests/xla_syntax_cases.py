@@ -119,6 +119,11 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT %r = f32[] negate(%c)\n}\n",
         {"e": ([("c", "constant", []), ("r", "negate", ["c"])], "r")},
     ),
+    "brackets_that_do_not_pair_inside_a_braced_value": (
+        "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<\"x\"=8]>}}\n\nENTRY e {\n"
+        "  ROOT c = f32[] constant(1), frontend_attributes={a={b[}}\n}\n",
+        {"e": ([("c", "constant", [])], "c")},
+    ),
     "stack_frames_then_comments": (
         "HloModule m\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n"
         "1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n\n"

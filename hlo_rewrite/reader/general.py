@@ -43,6 +43,7 @@ _OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
 _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
+_BRACE_OR_QUOTE = re.compile(r'[{}"]')
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
 _STRING_BODY = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -150,6 +151,26 @@ class TokenReader:
             raise self.error(HloParseError, f"the '{self.text[pos]}' opened here is not closed properly: {exc}",
                              pos) from None
 
+    def brace_end(self, pos: int) -> int:
+        """``text[pos]`` is the '{' of an attribute value; the offset just past its '}'. As for
+        XLA's lexer, only braces count inside (a value such as ``{mesh = #sdy.mesh<["x"=8]>}``
+        is text in braces), strings skipped."""
+        text = self.text
+        depth = 0
+        search = _BRACE_OR_QUOTE.search
+        i = pos
+        while (m := search(text, i)) is not None:
+            ch = m.group()
+            i = m.start()
+            if ch == '"':
+                i = self.string_end(i)
+                continue
+            depth += 1 if ch == "{" else -1
+            i += 1
+            if depth == 0:
+                return i
+        raise self.error(HloParseError, "the '{' opened here is never closed", pos)
+
     def value_end(self, pos: int) -> int:
         """The offset just past the attribute value starting at ``pos``: adjacent atoms,
         strings and bracket groups, up to a blank, a comment, a ``,`` or an unmatched ``}``."""
@@ -157,7 +178,9 @@ class TokenReader:
         i = pos
         while i < self.n:
             ch = text[i]
-            if ch in "([{":
+            if ch == "{":
+                i = self.brace_end(i)
+            elif ch in "([":
                 i = self.group_end(i)
             elif ch == '"':
                 i = self.string_end(i)
