@@ -550,6 +550,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--xla", action="store_true",
                         help="also read every input with XLA's parser (jaxlib) and report every disagreement by kind")
     args = parser.parse_args(argv)
+    if args.xla:
+        try:
+            import jaxlib  # noqa: F401
+        except ImportError:
+            print("jaxlib is not installed: no comparison with XLA's parser", file=sys.stderr)
+            args.xla = False
     xla_counts: Counter = Counter()
     counts, done, seconds = fuzz(args.count, args.seed, args.time_limit, args.max_seconds, args.max_size,
                                  args.save, args.quiet, tokens=args.tokens, xla=args.xla, xla_counts=xla_counts)
