@@ -26,6 +26,11 @@ READS: dict[str, tuple[str, dict]] = {
         {"add": ADD, "main": ([("p", "parameter", []), ("ar", "all-reduce", ["p"]),
                                ("ag", "all-gather", ["ar"])], "ag")},
     ),
+    "attribute_value_on_the_next_line": (
+        "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+        "  ROOT r = f32[3,2]{1,0} transpose(p), dimensions=\n    {1,0}\n}\n",
+        {"e": ([("p", "parameter", []), ("r", "transpose", ["p"])], "r")},
+    ),
     "operands_split_over_lines": (
         "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
         "  ROOT t = (f32[2], f32[2]) tuple(a,\n      b)\n}\n",

@@ -463,8 +463,8 @@ class TokenReader:
             return []
         names: list[str] = []
         for piece, at in _split_top_level(inner):
-            cleaned = _clean(piece)
-            if not cleaned.strip():
+            cleaned = _clean(piece).strip()
+            if not cleaned:
                 raise self.error(HloParseError, "expected an operand after ','",
                                  base + at + len(piece) - len(piece.lstrip()))
             m = _OPERAND_NAME.search(cleaned)

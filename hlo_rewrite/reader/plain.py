@@ -257,7 +257,7 @@ def _check_one_instruction(attrs: str) -> None:
     rest = attrs.lstrip(" \t\r\n")
     if rest and rest[0] != "," and not rest.startswith("//"):
         raise NotPlain
-    if rest.rstrip(" \t\r\n").endswith(","):
+    if rest.rstrip(" \t\r\n").endswith((",", "=")):
         raise NotPlain  # the attributes continue on the next line
     if " =" in attrs or "\t=" in attrs:
         top = _top_level(attrs)
@@ -579,7 +579,7 @@ class Scanner:
                     and iname not in by_name
                     and (not attrs or attrs[0] == "," or attrs == "\r")
                     and " =" not in attrs
-                    and not attrs.endswith((",", ",\r"))
+                    and not attrs.endswith((",", ",\r", "=", "=\r"))
                     and not (self.maybe_tabs and "\t=" in attrs)
                 ):
                     if opcode in PAYLOAD_OPCODES or not inner:
