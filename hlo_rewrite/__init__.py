@@ -27,7 +27,7 @@ from .passes import (
 )
 from .pipeline import run_passes
 from .printer import print_module
-from .scanner import parse_module
+from .reader import parse_module
 
 __version__ = "0.1.0"
 

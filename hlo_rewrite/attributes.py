@@ -13,102 +13,28 @@ import re
 from typing import TYPE_CHECKING
 
 from .errors import HloParseError
+from .lexicon import IDENTIFIER, find_top_level, skip_string, skip_trivia
+from .opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS
 
 if TYPE_CHECKING:
     from .ir import Instruction
 
-_NAME_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.\-]*)=")
-_OPEN = {"{": "}", "[": "]", "(": ")"}
-_CLOSE = {"}", "]", ")"}
-_SPECIAL_RE = re.compile(r'[{}\[\]()",/]')
+__all__ = ["LIST_CALLEE_ATTRS", "SINGLE_CALLEE_ATTRS", "called_computation_names", "name_list",
+           "quick_called_computations", "scan_value_end", "skip_string", "split_attributes"]
 
-#: attributes whose value names one called computation
-SINGLE_CALLEE_ATTRS = frozenset(
-    {"to_apply", "calls", "condition", "body", "select", "scatter",
-     "true_computation", "false_computation"}
-)
-#: attributes whose value is a braced list of called computations
-LIST_CALLEE_ATTRS = frozenset({"branch_computations", "called_computations"})
+_NAME_RE = re.compile(r"\s*(" + IDENTIFIER + r")=")
+
+#: attributes whose value names one called computation (from the opcode table)
+SINGLE_CALLEE_ATTRS = CALLEE_ATTRS
+#: attributes whose value is a braced list of called computations (from the opcode table)
+LIST_CALLEE_ATTRS = CALLEE_LIST_ATTRS
 
 
 def scan_value_end(text: str, pos: int) -> int:
     """Index just past the attribute value starting at ``pos``: the next
     top-level ``,`` or the end of text. Raises ValueError when brackets or
     quotes do not balance."""
-    depth: list[str] = []
-    n = len(text)
-    search = _SPECIAL_RE.search
-    while True:
-        m = search(text, pos)
-        if m is None:
-            if depth:
-                raise ValueError(f"missing '{depth[-1]}'")
-            return n
-        ch = m.group()
-        pos = m.start()
-        if ch == '"':
-            pos = skip_string(text, pos)
-            continue
-        if ch == "/":
-            if text.startswith("/*", pos):
-                end = text.find("*/", pos + 2)
-                if end < 0:
-                    raise ValueError("unterminated comment")
-                pos = end + 2
-                continue
-            if text.startswith("//", pos):
-                end = text.find("\n", pos)
-                pos = n if end < 0 else end
-                continue
-            pos += 1
-            continue
-        if ch in _OPEN:
-            depth.append(_OPEN[ch])
-        elif ch in _CLOSE:
-            if not depth or depth[-1] != ch:
-                raise ValueError(f"unbalanced '{ch}'")
-            depth.pop()
-        elif ch == "," and not depth:
-            return pos
-        pos += 1
-
-
-def skip_string(text: str, pos: int) -> int:
-    """Index just past the quoted string starting at ``pos`` (which is '"')."""
-    i = pos + 1
-    n = len(text)
-    while True:
-        j = text.find('"', i)
-        if j < 0:
-            raise ValueError("unterminated string")
-        # count the backslashes before the quote
-        k = j - 1
-        while k >= pos + 1 and text[k] == "\\":
-            k -= 1
-        if (j - 1 - k) % 2 == 0:
-            return j + 1
-        i = j + 1
-        if i > n:
-            raise ValueError("unterminated string")
-
-
-def _skip_trivia(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n:
-        ch = text[pos]
-        if ch in " \t\r\n":
-            pos += 1
-        elif text.startswith("/*", pos):
-            end = text.find("*/", pos + 2)
-            if end < 0:
-                raise ValueError("unterminated comment")
-            pos = end + 2
-        elif text.startswith("//", pos):
-            end = text.find("\n", pos)
-            pos = n if end < 0 else end
-        else:
-            break
-    return pos
+    return find_top_level(text, pos)
 
 
 def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
@@ -116,7 +42,7 @@ def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[
     out: list[tuple[str, str]] = []
     n = len(text)
     try:
-        pos = _skip_trivia(text, 0)
+        pos = skip_trivia(text, 0)
         while pos < n:
             if text[pos] != ",":
                 raise ValueError(f"expected ',' before {text[pos:pos + 20]!r}")
@@ -125,14 +51,14 @@ def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[
                 # `calls=%a, %b`: XLA's printer lists several fusion callees this way
                 vend = scan_value_end(text, pos + 1)
                 out[-1] = ("calls", out[-1][1] + text[pos:vend].rstrip())
-                pos = _skip_trivia(text, vend)
+                pos = skip_trivia(text, vend)
                 continue
             if m is None:
                 raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}")
             vstart = m.end()
             vend = scan_value_end(text, vstart)
             out.append((m.group(1), text[vstart:vend].rstrip()))
-            pos = _skip_trivia(text, vend)
+            pos = skip_trivia(text, vend)
     except ValueError as exc:
         comp = instr.computation if instr else None
         module = comp.module if comp is not None else None
@@ -168,11 +94,10 @@ def called_computation_names(attrs: list[tuple[str, str]]) -> list[str]:
     return out
 
 
-_IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_CALLEE_WORDS = "|".join(sorted(CALLEE_ATTRS | CALLEE_LIST_ATTRS))
 _QUICK_CALLEE = re.compile(
-    r",[ \t]*(to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations)=(?:%?(" + _IDENT + r")(?=[ \t]*(?:,[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*=|$))"
-    r"|\{([^{}\"]*)\})"
+    r",[ \t]*(" + _CALLEE_WORDS + r")=(?:%?(" + IDENTIFIER + r")(?=[ \t]*(?:,[ \t]*" + IDENTIFIER
+    + r"=|$))|\{([^{}\"]*)\})"
 )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, KeysView, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, overload
 
 from . import attributes
 from .errors import HloError, HloVerifyError
@@ -40,12 +40,17 @@ class Style:
 
 T = TypeVar("T")
 
-#: opcodes whose instructions the reader remembers by name and line for each
-#: computation, so passes can find them without building every instruction
-NOTED_OPCODES: frozenset[str] = frozenset(
-    {"all-reduce", "all-gather", "reduce-scatter", "custom-call", "concatenate",
-     "send", "recv", "send-done", "recv-done", "fusion", "async-start"}
-)
+
+class UnbuiltBody(Protocol):
+    """What a reader leaves in a computation whose instruction objects are not built yet."""
+
+    opcodes: set[str] | frozenset[str]
+
+    def instruction_names(self, comp: Computation) -> KeysView[str]: ...
+
+    def find(self, opcodes: set[str] | frozenset[str]) -> list[tuple[str, str, int]] | None: ...
+
+    def build(self, comp: Computation) -> None: ...
 
 
 class _Rare(Generic[T]):
@@ -174,6 +179,33 @@ class Instruction:
         self._rare = None
         return self
 
+    @classmethod
+    def from_text_span(
+        cls,
+        name: str,
+        opcode: str,
+        shape: str | None,
+        operands: list[str],
+        attrs: list[tuple[str, str]],
+        *,
+        is_root: bool,
+        line: int,
+        column: int,
+        nlines: int,
+        span: tuple[int, int],
+        attrs_span: tuple[int, int],
+        payload: str | None,
+        computation: Computation,
+    ) -> Instruction:
+        """An instruction whose source text is ``source[span[0]:span[1]]`` rather than whole
+        lines (it shares a line with another, or comments stand between its tokens); its
+        attributes come already split, and ``attrs_span`` is where their text is."""
+        self = cls.from_scan(name, opcode, shape, operands, is_root, line, column, max(nlines, 1), -1, payload,
+                             computation)
+        self._attrs = attrs
+        self._rare = {"span": (*span, *attrs_span)}
+        return self
+
     def _put(self, key: str, value: object) -> None:
         if self._rare is None:
             if value is None or value == "":
@@ -195,8 +227,12 @@ class Instruction:
         if self._nlines <= 0 or comp is None or comp.module is None:
             return None
         mod = comp.module
-        starts = mod.line_starts
         src = mod.source
+        rare = self._rare
+        if rare is not None and "span" in rare:
+            start, end = rare["span"][:2]  # type: ignore[index]
+            return src, start, end
+        starts = mod.line_starts
         return src, starts[self.line - 1], min(starts[self.line - 1 + self._nlines], len(src))
 
     @property
@@ -207,6 +243,19 @@ class Instruction:
             return True
         comp = self.computation
         return self._nlines > 0 and comp is not None and comp.module is not None
+
+    @property
+    def source_span(self) -> tuple[int, int] | None:
+        """(start, end) offsets of the source text in the module's source, while unchanged."""
+        span = self._span()
+        return None if span is None else (span[1], span[2])
+
+    @property
+    def spans_text(self) -> bool:
+        """Whether the source text is a span of the source rather than whole plain lines
+        (read by the token reader: comments between tokens, or a line shared)."""
+        rare = self._rare
+        return self._nlines > 0 and rare is not None and "span" in rare
 
     @property
     def text(self) -> str | None:
@@ -233,6 +282,12 @@ class Instruction:
                 if raw.endswith("\n"):
                     raw = raw[:-1]
                 return raw.rstrip("\r")
+        rare = self._rare
+        if self._attrs_text is None and rare is not None and "span" in rare and self._nlines > 0:
+            comp = self.computation
+            if comp is not None and comp.module is not None:
+                start, end = rare["span"][2:]  # type: ignore[index]
+                return comp.module.source[start:end]
         return self._attrs_text
 
     # ----------------------------------------------------------------- attributes
@@ -276,7 +331,9 @@ class Instruction:
         if self._syntax is None:
             from . import printer, syntax
 
-            text = self.text if self.text is not None else printer.format_instruction(self)
+            text = self.text
+            if text is None or self.spans_text:
+                text = printer.format_instruction(self)  # the grammar reads one plain line
             mod = self.computation.module if self.computation else None
             self._syntax = syntax.parse_instruction(
                 text.lstrip(" \t"),
@@ -418,16 +475,9 @@ class Computation:
         self._instructions: list[Instruction] = []
         self._by_name: dict[str, Instruction] = {}
         # a computation read from text is checked at once but its instruction
-        # objects are built on first use: until then ``_lazy`` is the 0-based
-        # line of its header, and either ``_names_hint`` maps its instruction
-        # names to their lines or ``_block`` is the (start, end) offsets of a
-        # body of one plain instruction per line, whose names are read again
-        # from the text when first asked for (and then kept in ``_names_hint``)
-        self._lazy: int | None = None
-        self._names_hint: dict[str, int | None] | None = None
-        self._block: tuple[int, int] | None = None
-        self._opcodes_hint: set[str] | frozenset[str] | None = None
-        self._noted_hint: list[tuple[str, str, int]] | None = None
+        # objects may be built on first use: until then ``_lazy`` is the reader's
+        # record of the body (names, opcodes present, anchors passes look for)
+        self._lazy: UnbuiltBody | None = None
         self.module: Module | None = None
         self._users: dict[str, list[Instruction]] | None = None
         #: how many times a pass changed this computation (0: print it from source)
@@ -437,9 +487,19 @@ class Computation:
 
     # ------------------------------------------------------------------- queries
     def _materialize(self) -> None:
-        from .scanner import materialize
+        lazy = self._lazy
+        assert lazy is not None
+        self._lazy = None
+        try:
+            lazy.build(self)
+        except BaseException:
+            self._lazy = lazy
+            raise
 
-        materialize(self)
+    def fill(self, instructions: list[Instruction], by_name: dict[str, Instruction]) -> None:
+        """Install the instructions a reader built from the source (not an edit)."""
+        self._instructions = instructions
+        self._by_name = by_name
 
     @property
     def instructions(self) -> list[Instruction]:
@@ -462,28 +522,24 @@ class Computation:
     def instruction_names(self) -> KeysView[str]:
         """The instruction names, without building instruction objects."""
         if self._lazy is not None:
-            if self._names_hint is None and self._block is not None and self.module is not None:
-                from .scanner import block_names
-
-                self._names_hint = dict.fromkeys(block_names(self.module.source, *self._block))
-            if self._names_hint is not None:
-                return self._names_hint.keys()
+            return self._lazy.instruction_names(self)
         return self.by_name.keys()
 
     def find(self, opcodes: set[str] | frozenset[str]) -> list[tuple[str, str, int]]:
-        """``(name, opcode, line)`` of every instruction with one of ``opcodes``
-        (a subset of :data:`NOTED_OPCODES`), without building instruction
-        objects when they are not built yet."""
-        if self._lazy is not None and self._noted_hint is not None:
-            assert opcodes <= NOTED_OPCODES
-            return [t for t in self._noted_hint if t[1] in opcodes]
+        """``(name, opcode, line)`` of every instruction with one of ``opcodes``,
+        without building instruction objects when they are not built yet and the
+        reader noted those opcodes."""
+        if self._lazy is not None:
+            found = self._lazy.find(opcodes)
+            if found is not None:
+                return found
         return [(i.name, i.opcode, i.line) for i in self.instructions if i.opcode in opcodes]
 
     def opcodes(self) -> set[str] | frozenset[str]:
         """The opcodes present, without building instruction objects, so a pass
         can skip a computation that has nothing for it."""
-        if self._lazy is not None and self._opcodes_hint is not None:
-            return self._opcodes_hint
+        if self._lazy is not None:
+            return self._lazy.opcodes
         return {i.opcode for i in self.instructions}
 
     def __iter__(self) -> Iterator[Instruction]:
@@ -751,7 +807,7 @@ class Module:
         self.pieces: list[str | Computation] = []
         self.computations: list[Computation] = []
         self.style = Style()
-        self.line_starts: Sequence[int] = ()  # offset of each source line (set by the scanner)
+        self.line_starts: Sequence[int] = ()  # offset of each source line (set by the reader)
         self._names: set[str] | None = None  # every instruction name, built on first use
         self.added_names: set[str] = set()  # names introduced by passes
         self._fresh_counters: dict[str, int] = {}

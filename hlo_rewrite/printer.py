@@ -55,7 +55,17 @@ def computation_text(comp: Computation, style: Style) -> str:
         start, end = comp.source_span
         return comp.module.source[start:end]  # untouched: one slice of the source
     parts = [comp.head]
-    parts.extend(instruction_text(i, style) for i in comp.instructions)
+    at_line_start = comp.head.endswith(("\n", "\r"))
+    for instr in comp.instructions:
+        text = instruction_text(instr, style)
+        if not at_line_start and instr.text is None:
+            # a new or changed instruction after one that shared its line with a
+            # neighbour: it starts a line of its own
+            text = style.newline + text
+        parts.append(text)
+        at_line_start = text.endswith(("\n", "\r"))
+    if not at_line_start and not comp.tail.startswith(("\n", "\r")) and comp.instructions[-1].text is None:
+        parts.append(style.newline)
     parts.append(comp.tail)
     return "".join(parts)
 
@@ -69,3 +79,47 @@ def print_module(module: Module) -> str:
     for piece in module.pieces:
         out.append(piece if isinstance(piece, str) else computation_text(piece, style))
     return "".join(out)
+
+
+def detect_style(module: Module) -> None:
+    """Set ``module.style`` from how the input spells its instructions, so lines a pass
+    prints look like their neighbours: ``%`` names or not, indentation, operand shapes,
+    ``/*index=N*/`` comments (looked for in what is built already: ENTRY, where passes add)."""
+    style = module.style
+    source = module.source
+    nl = source.find("\n")
+    if nl > 0 and source[nl - 1] == "\r":
+        style.newline = "\r\n"
+    built = [c for c in module.computations if c._lazy is None] or [module.entry]
+    first = next((comp.instructions[0] for comp in built if comp.instructions), None)
+    if first is not None and first.text is not None:
+        text = first.text
+        head = text.lstrip(" \t\r\n")
+        if head.startswith("ROOT"):
+            head = head[4:].lstrip()
+        style.percent = head.startswith("%")
+        if first.spans_text:
+            line = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1 :]
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            style.indent = indent if line.lstrip(" \t")[:1] not in ("", "/") else "  "
+        else:
+            style.indent = text[: len(text) - len(text.lstrip(" \t"))]
+    for comp in built:
+        for instr in comp.instructions:
+            if instr.operands and instr.text is not None:
+                style.operand_shapes = _operands_have_shapes(instr)
+                break
+        else:
+            continue
+        break
+    style.index_comments = ("/*index=" in source) or style.percent
+
+
+def _operands_have_shapes(instr: Instruction) -> bool:
+    """Whether an instruction read from text writes a shape before its first operand."""
+    text = instr.text or ""
+    at = text.find(instr.opcode + "(")
+    if at < 0:
+        return False
+    rest = text[at + len(instr.opcode) + 1 :].lstrip()
+    return bool(rest) and (rest[0] == "(" or (rest[0].islower() and "[" in rest[:12].split(" ")[0]))

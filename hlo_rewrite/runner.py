@@ -22,7 +22,7 @@ from .passes import PassOptions
 from .pipeline import run_passes
 from .printer import print_module
 from .report import ErrorInfo, FileResult, ModuleResult
-from .scanner import parse_module
+from .reader import parse_module
 from .split import join_chunks, split_chunks
 
 #: a UTF-8 byte-order mark: accepted before a module, and kept in its output

@@ -17,7 +17,7 @@ from .errors import HloError, HloInternalError
 from .passes import PassOptions
 from .pipeline import run_passes
 from .printer import print_module
-from .scanner import parse_module
+from .reader import parse_module
 from .verifier import verify
 
 

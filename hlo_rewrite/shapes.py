@@ -13,13 +13,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .errors import HloParseError
+from .lexicon import ELEMENT_TYPES
 
-#: element types XLA knows (primitive_types.tsv), ``tuple`` excluded
-ELEMENT_TYPES = frozenset(
-    """pred s1 s2 s4 s8 s16 s32 s64 u1 u2 u4 u8 u16 u32 u64 f16 f32 f64 bf16 c64 c128
-    f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 f4e2m1fn f8e8m0fnu
-    f6e3m2fn f6e2m3fn token opaque""".split()
-)
+__all__ = ["ELEMENT_TYPES", "Shape", "element_type_of", "parse_shape"]
 
 _ARRAY_RE = re.compile(
     r"\s*(?P<ty>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\](?P<layout>\{[^{}]*\})?"

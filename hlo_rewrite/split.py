@@ -1,6 +1,6 @@
 """``--split-input-file``: one file holding several modules, as hlo-opt reads it.
 
-A line whose text is ``// -----`` (trailing spaces and a CR allowed) separates
+A line whose text is ``// -----`` (trailing spaces allowed; any line end) separates
 two chunks. Each chunk is processed on its own; errors keep the line numbers of
 the whole file (a chunk knows how many lines stand before it), and the outputs
 are joined with the separator lines exactly as they were written, so a file no
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 #: the separator line (without its line ending)
 SEPARATOR = "// -----"
-_SEPARATOR_RE = re.compile(r"^// -----[ \t]*\r?$")
+_SEPARATOR_RE = re.compile(r"^// -----[ \t]*(?:\r\n|\r|\n)?$")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,14 @@ def split_chunks(text: str) -> tuple[list[Chunk], list[str]]:
     """
     chunks: list[Chunk] = []
     separators: list[str] = []
-    # only "\n" ends a line (as in the scanner), so line numbers agree with it
-    lines = [line + "\n" for line in text.split("\n")]
-    lines[-1] = lines[-1][:-1]
-    if not lines[-1]:
+    # a line ends at "\n", "\r\n" or a lone "\r", as for the reader, so line numbers agree
+    lines = _LINE.findall(text)
+    if lines and not lines[-1]:
         lines.pop()
     start_line = 0
     current: list[str] = []
     for number, line in enumerate(lines):
-        if _SEPARATOR_RE.match(line.rstrip("\n")):
+        if _SEPARATOR_RE.match(line):
             chunks.append(Chunk("".join(current), start_line))
             separators.append(line)
             current = []
@@ -70,7 +70,8 @@ def join_chunks(texts: list[str], separators: list[str]) -> str:
     for i, text in enumerate(texts):
         out.append(text)
         if i < len(separators):
-            if text and not text.endswith("\n"):
-                out.append("\r\n" if separators[i].endswith("\r\n") else "\n")
+            if text and not text.endswith(("\n", "\r")):
+                sep = separators[i]
+                out.append("\r\n" if sep.endswith("\r\n") else "\r" if sep.endswith("\r") else "\n")
             out.append(separators[i])
     return "".join(out)

@@ -1,6 +1,6 @@
 """The grammar of record (``grammar/hlo.lark``) and the parser built from it.
 
-The fast line scanner (:mod:`hlo_rewrite.scanner`) reads most of a module; this
+The readers (:mod:`hlo_rewrite.reader`) read most of a module; this
 module is the precise, slower reader it defers to.  It parses one instruction
 (:func:`parse_instruction`) or a whole module (:func:`parse_module`) with Lark's
 LALR(1) parser and contextual lexer, and turns attribute values into Python
@@ -24,6 +24,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from . import escapes
 from .errors import HloParseError
+from .lexicon import skip_trivia
+from .opcodes import closest_opcode
 from .values import expand_iota_replica_groups
 
 __all__ = [
@@ -493,6 +495,7 @@ _TERMINAL_WORDS = {
     "G_WORD": "a value",
     "G_INNER": "a value",
     "G_CALLWORD": "a value",
+    "OPCODE": "an opcode",
     "$END": "end of input",
 }
 
@@ -593,6 +596,19 @@ def _context(e: UnexpectedToken) -> str:
     return ""
 
 
+def _unknown_opcode(word: str) -> str:
+    close = closest_opcode(word)
+    hint = f" (did you mean '{close}'?)" if close else ""
+    return f"unknown opcode '{word}'{hint}"
+
+
+def _skip_blank(text: str, pos: int) -> int:
+    try:
+        return skip_trivia(text, pos)
+    except ValueError:
+        return pos
+
+
 def _convert(e: Exception, loc: _Locator) -> HloParseError:
     text = loc.text
     if isinstance(e, _ValueError):
@@ -611,6 +627,10 @@ def _convert(e: Exception, loc: _Locator) -> HloParseError:
         return loc.error(f"{exp}found unexpected character {ch!r}", pos)
     if isinstance(e, UnexpectedToken):
         tok = e.token
+        if "OPCODE" in (e.expected or ()) and tok.type in ("IDENT", "G_CALLWORD", "G_WORD") and (
+            text.startswith("(", _skip_blank(text, _end(tok)))
+        ):
+            return loc.error(_unknown_opcode(str(tok)), tok.start_pos)
         exp = _expected_words(e.expected) if e.expected else "nothing more"
         ctx = _context(e)
         if tok.type == "$END":

@@ -1,13 +1,22 @@
-"""Typed readings of the attribute values the collective passes use, without the grammar.
+"""One reader and one formatter for each kind of attribute value, without the grammar.
 
-The grammar of record (:mod:`hlo_rewrite.syntax`) reads every attribute value,
-but loading it costs about a tenth of a second and ten megabytes, and reading
-with it a quarter of a millisecond per instruction. The plain spellings XLA
-prints for ``channel_id``, ``replica_groups`` (explicit or iota),
-``dimensions`` and the boolean flags are read here instead; any other spelling
-gives :data:`UNREAD` and the caller asks the grammar, which reads it or says
-where it is wrong. A test holds these readings equal to the grammar's over the
-corpus and generated values.
+The kinds are those of :class:`hlo_rewrite.opcodes.Kind` (XLA's attribute types). Public names:
+
+- :func:`read` ``(kind, text, name=None)``: the typed value of ``text`` read as XLA's parser
+  reads that kind, or :class:`ValueReadError` (a ``ValueError`` with ``offset`` into ``text``)
+  saying what is wrong. Blanks and comments between tokens are allowed, as for XLA.
+- :func:`format_value` ``(kind, value, percent=True)``: XLA's printed spelling of a value.
+- :func:`read_value` ``(name, text)``: the value of a named attribute in one of the plain
+  spellings XLA prints, or :data:`UNREAD` for any other spelling (the caller then asks the
+  grammar, which reads it or says where it is wrong).
+- :func:`expand_iota_replica_groups`: ``[G,S]<=[dims]T(perm)`` as explicit groups.
+
+Values read: ``int`` / ``int32`` -> int; ``float`` -> float; ``bool`` -> bool; ``bool list`` ->
+list[bool]; ``int list`` -> list[int]; ``int list list`` and ``replica groups`` ->
+list[list[int]]; ``computation`` -> name; ``computation list`` / ``instruction list`` ->
+list of names; ``string`` -> the unescaped string; ``enum`` / ``word`` -> the word; ``shape`` ->
+:class:`~hlo_rewrite.shapes.Shape`; ``shape list`` -> list of shapes; every other kind -> its
+text once checked.
 """
 
 from __future__ import annotations
@@ -16,30 +25,33 @@ import math
 import re
 from typing import Final
 
-#: returned when the text is not one of the plain spellings read here
+from . import escapes, lexicon
+from .errors import HloError
+from .opcodes import ATTRIBUTE_KINDS, ENUM_VALUES, Kind
+
+__all__ = [
+    "UNREAD",
+    "ValueReadError",
+    "expand_iota_replica_groups",
+    "format_value",
+    "read",
+    "read_value",
+]
+
+#: returned by :func:`read_value` when the text is not one of the plain spellings read there
 UNREAD: Final = object()
 
-_WS = r"[ \t]*"
-_INT = _WS + r"(-?[0-9]+)" + _WS
-_INTS = _WS + r"[0-9]+" + _WS + r"(?:," + _WS + r"[0-9]+" + _WS + r")*"
-_INT_RE = re.compile(_INT)
-_BOOL_RE = re.compile(_WS + r"(true|false)" + _WS)
-_INT_LIST_RE = re.compile(r"\{(" + _INTS + r")?\}")
-_GROUPS_RE = re.compile(r"\{" + _WS + r"(?:\{(?:" + _INTS + r")?\}" + _WS
-                        + r"(?:," + _WS + r"\{(?:" + _INTS + r")?\}" + _WS + r")*)?\}")
-_GROUP_RE = re.compile(r"\{([^{}]*)\}")
-_IOTA_RE = re.compile(
-    r"\[" + _INT + r"," + _INT + r"\]" + _WS + r"<=" + _WS + r"\[(" + _INTS + r")\]"
-    + r"(?:" + _WS + r"T" + _WS + r"\((" + _INTS + r")\))?"
-)
 
-_BOOLEAN: Final = frozenset({"use_global_device_ids", "constrain_layout", "is_host_transfer"})
-_INTEGER: Final = frozenset({"channel_id"})
-_INT_LIST: Final = frozenset({"dimensions"})
+class ValueReadError(ValueError):
+    """A value XLA's parser would reject; ``offset`` is where in the value text."""
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",")] if text.strip() else []
+# ----------------------------------------------------------------- iota groups
 
 
 def expand_iota_replica_groups(
@@ -72,30 +84,592 @@ def expand_iota_replica_groups(
     return [flat[g * group_size : (g + 1) * group_size] for g in range(group_count)]
 
 
-def _replica_groups(text: str) -> object:
-    if _GROUPS_RE.fullmatch(text) is not None:
-        return [_ints(g) for g in _GROUP_RE.findall(text[1:-1])] if "{" in text[1:] else []
-    m = _IOTA_RE.fullmatch(text)
-    if m is None:
-        return UNREAD
-    count, size, dims, perm = m.groups()
+# ------------------------------------------------------------------ the tokens
+
+_INT_MIN = -(1 << 63)
+_UINT64_MAX = (1 << 64) - 1
+
+_TOKEN_RE = re.compile(
+    r"""(?P<ws>[ \t\r\n]+)
+      | (?P<comment>/\*|//)
+      | (?P<str>["'])
+      | (?P<num>-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![A-Za-z0-9_.\-])|-?(?:inf|nan)(?![A-Za-z0-9_.\-]))
+      | (?P<pat>-?\d[0-9x_\-]*)
+      | (?P<word>%?[A-Za-z_][A-Za-z0-9_.\-]*)
+      | (?P<punct><=|->|[{}\[\](),=:*])
+    """,
+    re.X,
+)
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """``(kind, text, offset)`` for each token (blanks and comments dropped)."""
+    out: list[tuple[str, str, int]] = []
+    pos = 0
+    n = len(text)
+    match = _TOKEN_RE.match
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            raise ValueReadError(f"unexpected {text[pos]!r}", pos)
+        kind = m.lastgroup
+        assert kind is not None
+        if kind == "ws":
+            pos = m.end()
+            continue
+        if kind == "comment":
+            try:
+                pos = lexicon.skip_comment(text, pos)
+            except ValueError as exc:
+                raise ValueReadError(str(exc), pos) from None
+            continue
+        if kind == "str":
+            try:
+                end = lexicon.skip_string(text, pos)
+            except ValueError as exc:
+                raise ValueReadError(str(exc), pos) from None
+            out.append(("str", text[pos:end], pos))
+            pos = end
+            continue
+        out.append((kind, m.group(), pos))
+        pos = m.end()
+    return out
+
+
+class _Reader:
+    """A cursor over the tokens of one value."""
+
+    __slots__ = ("toks", "i", "end")
+
+    def __init__(self, text: str) -> None:
+        self.toks = _tokens(text)
+        self.i = 0
+        self.end = len(text)
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def at(self) -> int:
+        tok = self.peek()
+        return tok[2] if tok is not None else self.end
+
+    def fail(self, what: str) -> ValueReadError:
+        tok = self.peek()
+        found = f"'{tok[1]}'" if tok is not None else "the end of the value"
+        return ValueReadError(f"expected {what}, found {found}", self.at())
+
+    def take(self, kind: str, what: str, text: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None or tok[0] != kind or (text is not None and tok[1] != text):
+            raise self.fail(what)
+        self.i += 1
+        return tok[1]
+
+    def punct(self, p: str) -> None:
+        self.take("punct", f"'{p}'", p)
+
+    def is_punct(self, p: str) -> bool:
+        tok = self.peek()
+        return tok is not None and tok[0] == "punct" and tok[1] == p
+
+    def eat(self, p: str) -> bool:
+        if self.is_punct(p):
+            self.i += 1
+            return True
+        return False
+
+    def done(self) -> None:
+        if self.i < len(self.toks):
+            raise ValueReadError(f"unexpected '{self.toks[self.i][1]}' after the value", self.at())
+
+    # --- pieces -------------------------------------------------------------
+    def integer(self) -> int:
+        tok = self.peek()
+        if tok is None or tok[0] != "num" or not re.fullmatch(r"-?\d+", tok[1]):
+            raise self.fail("an integer")
+        value = int(tok[1])
+        if not _INT_MIN <= value <= _UINT64_MAX:
+            raise ValueReadError(f"integer {tok[1]} does not fit 64 bits", tok[2])
+        if value > (1 << 63) - 1:
+            value -= 1 << 64  # XLA's lexer reads a non-negative integer as uint64 bits
+        self.i += 1
+        return value
+
+    def number(self) -> float:
+        tok = self.peek()
+        if tok is None or tok[0] != "num":
+            raise self.fail("a number")
+        self.i += 1
+        return float(tok[1])
+
+    def boolean(self) -> bool:
+        tok = self.peek()
+        if tok is None or tok[0] != "word" or tok[1] not in lexicon.BOOLEANS:
+            raise self.fail("true or false")
+        self.i += 1
+        return lexicon.BOOLEANS[tok[1]]
+
+    def word(self, what: str = "a name") -> str:
+        tok = self.peek()
+        if tok is None or tok[0] != "word" or tok[1].startswith("%"):
+            raise self.fail(what)
+        self.i += 1
+        return tok[1]
+
+    def name(self) -> str:
+        tok = self.peek()
+        if tok is None or tok[0] != "word":
+            raise self.fail("a name")
+        self.i += 1
+        return tok[1][1:] if tok[1].startswith("%") else tok[1]
+
+    def listed(self, open_: str, close: str, item, *, empty: bool = True) -> list:
+        """``open item (, item)* close`` (XLA's ParseList)."""
+        self.punct(open_)
+        out: list = []
+        if self.eat(close):
+            if not empty:
+                raise ValueReadError("expected at least one item", self.at())
+            return out
+        while True:
+            out.append(item())
+            if self.eat(close):
+                return out
+            if not self.eat(","):
+                raise self.fail(f"',' or '{close}'")
+
+    def int_list(self) -> list[int]:
+        return self.listed("{", "}", self.integer)
+
+    def int_list_list(self) -> list[list[int]]:
+        return self.listed("{", "}", self.int_list)
+
+
+# ------------------------------------------------------------------ the readers
+
+
+def _read_replica_groups(r: _Reader) -> list[list[int]]:
+    if r.is_punct("{"):
+        return r.int_list_list()
+    start = r.at()
+    tile = r.listed("[", "]", r.integer, empty=False)
+    r.punct("<=")
+    reshape = r.listed("[", "]", r.integer, empty=False)
+    if len(reshape) == 1:
+        perm = [0]
+    else:
+        tok = r.peek()
+        if tok is None or tok[1] != "T":
+            raise r.fail("'T(' (the transpose of the iota groups)")
+        r.i += 1
+        perm = r.listed("(", ")", r.integer, empty=False)
+    if len(tile) != 2:
+        raise ValueReadError("iota replica groups need two sizes: [groups,group_size]", start)
     try:
-        return expand_iota_replica_groups(int(count), int(size), _ints(dims), _ints(perm) if perm else None)
+        return expand_iota_replica_groups(tile[0], tile[1], reshape, perm)
+    except ValueError as exc:
+        raise ValueReadError(str(exc), start) from None
+
+
+def _read_window(r: _Reader) -> str:
+    r.punct("{")
+    seen: set[str] = set()
+    while not r.eat("}"):
+        key = r.word("a window field (size=, stride=, pad=, ...)")
+        if key not in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"):
+            raise ValueReadError(f"unknown window field '{key}'", r.toks[r.i - 1][2])
+        if key in seen:
+            raise ValueReadError(f"window field '{key}' given twice", r.toks[r.i - 1][2])
+        seen.add(key)
+        r.punct("=")
+        tok = r.peek()
+        if tok is None or tok[0] not in ("num", "pat", "word"):
+            raise r.fail("window sizes like 3x3")
+        pattern = _PAD_RE if key == "pad" else _DXD_RE
+        if not pattern.fullmatch(tok[1]):
+            raise ValueReadError(f"malformed window {key} '{tok[1]}'", tok[2])
+        r.i += 1
+    return ""
+
+
+_DXD_RE = re.compile(r"\d+(?:x\d+)*")
+_PAD_RE = re.compile(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
+_DIM_LABELS_RE = re.compile(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")
+_PRECISIONS: Final = frozenset({"default", "high", "highest", "packed_nibble"})
+
+
+def _read_slice(r: _Reader) -> list[tuple[int, int, int]]:
+    def one() -> tuple[int, int, int]:
+        r.punct("[")
+        parts = [r.integer()]
+        while r.eat(":"):
+            parts.append(r.integer())
+        r.punct("]")
+        if len(parts) not in (2, 3):
+            raise ValueReadError("a slice range is [start:limit] or [start:limit:stride]", r.at())
+        return parts[0], parts[1], parts[2] if len(parts) == 3 else 1
+
+    return r.listed("{", "}", one)
+
+
+def _braced_raw(text: str, strings: bool = False) -> object:
+    """A ``{...}`` value whose insides are not read (JSON, shardings, ...): its brackets must
+    balance; with ``strings``, a quoted string is taken too (its unescaped value is returned)."""
+    try:
+        start = lexicon.skip_trivia(text, 0)
+        if strings and text.startswith('"', start):
+            end = lexicon.skip_string(text, start)
+            value: object = escapes.c_unescape(text[start + 1 : end - 1])
+        elif text.startswith("{", start):
+            end = lexicon.matching_close(text, start)
+            value = ""
+        else:
+            what = "a string or {...}" if strings else "{...}"
+            found = text[start : start + 10] or "the end of the value"
+            raise ValueReadError(f"expected {what}, found '{found}'", start)
+        rest = lexicon.skip_trivia(text, end)
+    except ValueReadError:
+        raise
+    except ValueError as exc:
+        raise ValueReadError(str(exc), start) from None
+    if rest < len(text):
+        raise ValueReadError(f"unexpected '{text[rest:rest + 10]}' after the value", rest)
+    return value
+
+
+def _frontend_attributes_raw(text: str) -> dict[str, str]:
+    """``{key="value", key2={...}}``: a value in braces is taken as written (XLA reads it as
+    JSON text), a string is unescaped."""
+    out: dict[str, str] = {}
+    try:
+        pos = lexicon.skip_trivia(text, 0)
+        if not text.startswith("{", pos):
+            raise ValueReadError("expected '{'", pos)
+        pos = lexicon.skip_trivia(text, pos + 1)
+        if not text.startswith("}", pos):
+            while True:
+                m = lexicon.ATTRIBUTE_NAME_RE.match(text, pos)
+                if m is None:
+                    raise ValueReadError("expected an attribute name=", pos)
+                pos = lexicon.skip_trivia(text, m.end())
+                if text.startswith('"', pos):
+                    end = lexicon.skip_string(text, pos)
+                    out[m.group(1)] = escapes.c_unescape(text[pos + 1 : end - 1])
+                elif text.startswith("{", pos):
+                    end = lexicon.matching_close(text, pos)
+                    out[m.group(1)] = text[pos:end]
+                else:
+                    raise ValueReadError("expected a string or {...}", pos)
+                pos = lexicon.skip_trivia(text, end)
+                if text.startswith(",", pos):
+                    pos = lexicon.skip_trivia(text, pos + 1)
+                    continue
+                break
+        if not text.startswith("}", pos):
+            raise ValueReadError("expected ',' or '}'", pos)
+        rest = lexicon.skip_trivia(text, pos + 1)
+    except ValueReadError:
+        raise
+    except ValueError as exc:
+        raise ValueReadError(str(exc), 0) from None
+    if rest < len(text):
+        raise ValueReadError(f"unexpected '{text[rest:rest + 10]}' after the value", rest)
+    return out
+
+
+def _read_statistics(r: _Reader) -> dict[str, float]:
+    r.punct("{")
+    out: dict[str, float] = {}
+    if r.eat("}"):
+        return out
+    key = r.word("visualizing_index=")
+    r.punct("=")
+    out[key] = r.integer()
+    while r.eat(","):
+        key = r.word("a statistic name")
+        r.punct("=")
+        out[key] = r.number()
+    r.punct("}")
+    return out
+
+
+def _string(r: _Reader) -> str:
+    tok = r.peek()
+    if tok is None or tok[0] != "str":
+        raise r.fail("a quoted string")
+    r.i += 1
+    return escapes.c_unescape(tok[1][1:-1])
+
+
+def _enum(r: _Reader, name: str | None) -> str:
+    start = r.at()
+    word = r.word("a word")
+    allowed = ENUM_VALUES.get(name or "")
+    if allowed is not None and word not in allowed:
+        choices = ", ".join(sorted(allowed))
+        raise ValueReadError(f"'{word}' is not a value of {name} (one of {choices})", start)
+    return word
+
+
+def read(kind: str, text: str, name: str | None = None) -> object:
+    """The value of ``text`` read as a ``kind`` value (``name``, the attribute's name, picks
+    the words of an enumeration). Raises :class:`ValueReadError`."""
+    fast = _FAST.get(kind)
+    if fast is not None:
+        m = fast[0].fullmatch(text)
+        if m is not None:
+            return fast[1](m)
+    if kind == Kind.ENUM:
+        m = _WORD_RE.fullmatch(text)
+        allowed = ENUM_VALUES.get(name or "")
+        if m is not None and (allowed is None or m.group(1) in allowed):
+            return m.group(1)
+    elif kind in _BRACED_KINDS and "/" not in text:
+        got = _braced_fast(text)
+        if got is not None:
+            return got
+    elif kind == Kind.PRECISION_LIST and _PRECISION_RE.fullmatch(text) is not None:
+        words = [w.strip() for w in text.strip(" \t")[1:-1].split(",") if w.strip()]
+        if all(w.lower() in _PRECISIONS for w in words):
+            return words
+    if kind in (Kind.SHAPE, Kind.LITERAL, Kind.SHAPE_LIST):
+        return _read_shapes(kind, text)
+    if kind == Kind.DIM_LABELS or kind == Kind.PADDING:
+        body = _strip_trivia(text)
+        pattern = _DIM_LABELS_RE if kind == Kind.DIM_LABELS else _PAD_RE
+        if pattern.fullmatch(body) is None:
+            raise ValueReadError(f"malformed {kind} '{body}'", 0)
+        return body
+    if kind in _BRACED_KINDS or kind == Kind.METADATA:
+        return _braced_raw(text, strings=kind == Kind.STRING_OR_DICT)
+    if kind == Kind.FRONTEND_ATTRIBUTES:
+        return _frontend_attributes_raw(text)
+    r = _Reader(text)
+    value: object
+    if kind == Kind.INT:
+        value = r.integer()
+    elif kind == Kind.INT32:
+        at = r.at()
+        value = r.integer()
+        if not -(1 << 31) <= value < (1 << 31):  # type: ignore[operator]
+            raise ValueReadError("value out of range for int32", at)
+    elif kind == Kind.FLOAT:
+        at = r.at()
+        value = r.number()
+        if math.isfinite(value) and abs(value) > lexicon.float_max("f32")[0]:  # type: ignore[arg-type]
+            raise ValueReadError("value out of range for float", at)
+    elif kind == Kind.BOOL:
+        value = r.boolean()
+    elif kind == Kind.BOOL_LIST:
+        value = r.listed("{", "}", r.boolean) if r.is_punct("{") else [r.boolean()]
+    elif kind == Kind.BRACED_BOOL_LIST:
+        value = r.listed("{", "}", r.boolean)
+    elif kind == Kind.INT_LIST:
+        value = r.int_list()
+    elif kind == Kind.INT_LIST_LIST:
+        value = r.int_list_list()
+    elif kind == Kind.REPLICA_GROUPS:
+        value = _read_replica_groups(r)
+    elif kind == Kind.COMPUTATION:
+        value = r.name()
+    elif kind == Kind.COMPUTATION_LIST:
+        value = r.listed("{", "}", r.name)
+    elif kind == Kind.INSTRUCTION_LIST:
+        value = r.listed("{", "}", r.name, empty=False)
+    elif kind == Kind.STRING:
+        value = _string(r)
+    elif kind == Kind.ENUM:
+        value = _enum(r, name)
+    elif kind == Kind.WORD:
+        value = r.word()
+    elif kind == Kind.WINDOW:
+        value = _read_window(r)
+    elif kind == Kind.SLICE:
+        value = _read_slice(r)
+    elif kind == Kind.PRECISION_LIST:
+        def precision() -> str:
+            at = r.at()
+            word = r.word("a precision")
+            if word.lower() not in _PRECISIONS:
+                raise ValueReadError(f"'{word}' is not a precision (default, high, highest)", at)
+            return word
+        value = r.listed("{", "}", precision)
+    elif kind == Kind.STATISTICS:
+        value = _read_statistics(r)
+    else:  # pragma: no cover - every kind has a reader
+        raise ValueReadError(f"no reader for {kind}", 0)
+    r.done()
+    return value
+
+
+def _strip_trivia(text: str) -> str:
+    if "/" in text:
+        pieces = []
+        pos = 0
+        while True:
+            start = lexicon.skip_trivia(text, pos)
+            end = start
+            while end < len(text) and text[end] not in " \t\r\n/":
+                end += 1
+            if end == start:
+                break
+            pieces.append(text[start:end])
+            pos = end
+        return " ".join(pieces)
+    return text.strip(" \t\r\n")
+
+
+def _read_shapes(kind: str, text: str) -> object:
+    from .shapes import parse_shape
+
+    def one(piece: str, at: int) -> object:
+        try:
+            return parse_shape(_strip_trivia(piece))
+        except HloError as exc:
+            raise ValueReadError(str(exc.message), at) from None
+
+    if kind == Kind.SHAPE:
+        return one(text, 0)
+    if kind == Kind.SHAPE_LIST:
+        body = text.strip(" \t\r\n")
+        if not (body.startswith("{") and body.endswith("}")):
+            raise ValueReadError("expected {shape, ...}", 0)
+        inner = body[1:-1]
+        if not inner.strip():
+            return []
+        try:
+            pieces = lexicon.split_top_level(inner)
+        except ValueError as exc:
+            raise ValueReadError(str(exc), 0) from None
+        return [one(p, 0) for p in pieces]
+    # literal=: a shape, then a literal of that shape
+    from .literals import check_literal, split_shape_prefix
+
+    shape_text, literal_at = split_shape_prefix(text)
+    shape = one(shape_text, 0)
+    check_literal(shape, text[literal_at:], literal_at)  # type: ignore[arg-type]
+    return text
+
+
+# the plain spellings, read with one regular expression each
+_W = r"[ \t]*"
+_INT_RE = re.compile(_W + r"(-?[0-9]{1,18})" + _W)
+_BOOL_RE = re.compile(_W + r"(true|false)" + _W)
+_INTS = _W + r"-?[0-9]{1,18}" + _W + r"(?:," + _W + r"-?[0-9]{1,18}" + _W + r")*"
+_INT_LIST_RE = re.compile(r"\{(" + _INTS + r")?\}")
+_GROUPS_RE = re.compile(r"\{" + _W + r"(?:\{(?:" + _INTS + r")?\}" + _W
+                        + r"(?:," + _W + r"\{(?:" + _INTS + r")?\}" + _W + r")*)?\}")
+_GROUP_RE = re.compile(r"\{([^{}]*)\}")
+_NAME_ONLY_RE = re.compile(_W + r"%?(" + lexicon.IDENTIFIER + r")" + _W)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",")] if text and text.strip() else []
+
+
+_ESCAPED_STRING_RE = re.compile(_W + r'"((?:[^"\\]|\\.)*)"' + _W, re.S)
+_WORD_RE = re.compile(_W + r"(" + lexicon.IDENTIFIER + r")" + _W)
+# metadata={op_type="..." op_name="..." source_line=1}: name=value items, commas optional
+_METADATA_RE = re.compile(
+    r"[ \t]*\{[ \t\r\n]*(?:" + lexicon.IDENTIFIER + r'=(?:"(?:[^"\\]|\\.)*"|-?\d+|\{[^{}]*\}|'
+    + lexicon.IDENTIFIER + r")[ \t\r\n]*,?[ \t\r\n]*)*\}[ \t]*", re.S)
+_FRONTEND_RE = re.compile(
+    r"[ \t]*\{(?:" + lexicon.IDENTIFIER + r'="(?:[^"\\]|\\.)*"(?:,[ \t]*' + lexicon.IDENTIFIER
+    + r'="(?:[^"\\]|\\.)*")*)?\}[ \t]*', re.S)
+_WINDOW_RE = re.compile(r"[ \t]*\{(?:[ \t]*(?:size|stride|lhs_dilate|rhs_dilate|rhs_reversal)=\d+(?:x\d+)*"
+                        r"|[ \t]*pad=-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*)*[ \t]*\}[ \t]*")
+_PRECISION_RE = re.compile(r"[ \t]*\{[ \t]*(?:[A-Za-z_]+[ \t]*(?:,[ \t]*[A-Za-z_]+[ \t]*)*)?\}[ \t]*")
+
+
+def _braced_fast(text: str) -> object:
+    """A balanced ``{...}`` value, walked with the lexicon's walker; None when it is not one."""
+    start = len(text) - len(text.lstrip(" \t"))
+    if not text.startswith("{", start):
+        return None
+    try:
+        end = lexicon.matching_close(text, start)
     except ValueError:
-        return UNREAD  # the grammar says where and why
+        return None
+    return "" if not text[end:].strip(" \t") else None
+
+
+def _enum_fast(m: re.Match[str]) -> object:
+    return m.group(1)
+
+
+_FAST: Final = {
+    Kind.INT: (_INT_RE, lambda m: int(m.group(1))),
+    Kind.STRING_OR_DICT: (_ESCAPED_STRING_RE, lambda m: escapes.c_unescape(m.group(1))),
+    Kind.WORD: (_WORD_RE, _enum_fast),
+    Kind.METADATA: (_METADATA_RE, lambda m: ""),
+    Kind.FRONTEND_ATTRIBUTES: (_FRONTEND_RE, lambda m: ""),
+    Kind.WINDOW: (_WINDOW_RE, lambda m: ""),
+    Kind.BOOL: (_BOOL_RE, lambda m: m.group(1) == "true"),
+    Kind.INT_LIST: (_INT_LIST_RE, lambda m: _ints(m.group(1))),
+    Kind.INT_LIST_LIST: (_GROUPS_RE, lambda m: [_ints(g) for g in _GROUP_RE.findall(m.group()[1:-1])]),
+    Kind.REPLICA_GROUPS: (_GROUPS_RE, lambda m: [_ints(g) for g in _GROUP_RE.findall(m.group()[1:-1])]),
+    Kind.COMPUTATION: (_NAME_ONLY_RE, lambda m: m.group(1)),
+    Kind.STRING: (_ESCAPED_STRING_RE, lambda m: escapes.c_unescape(m.group(1))),
+}
+#: kinds whose plain spelling is checked by a pattern, then a word list or a walk
+_BRACED_KINDS: Final = frozenset({Kind.BRACED, Kind.ALIASING, Kind.STRING_OR_DICT})
+
+
+# ---------------------------------------------------------------- formatters
+
+
+def format_value(kind: str, value: object, percent: bool = True) -> str:
+    """XLA's printed spelling of a ``kind`` value (``percent``: names written as ``%name``)."""
+    p = "%" if percent else ""
+    if kind in (Kind.INT, Kind.INT32, Kind.ENUM, Kind.WORD):
+        return str(value)
+    if kind == Kind.FLOAT:
+        return repr(float(value))  # type: ignore[arg-type]
+    if kind == Kind.BOOL:
+        return "true" if value else "false"
+    if kind in (Kind.BOOL_LIST, Kind.BRACED_BOOL_LIST):
+        return "{" + ",".join("true" if v else "false" for v in value) + "}"  # type: ignore[attr-defined]
+    if kind == Kind.INT_LIST:
+        return "{" + ",".join(map(str, value)) + "}"  # type: ignore[call-overload]
+    if kind in (Kind.INT_LIST_LIST, Kind.REPLICA_GROUPS):
+        return "{" + ",".join("{" + ",".join(map(str, g)) + "}" for g in value) + "}"  # type: ignore[attr-defined]
+    if kind == Kind.COMPUTATION:
+        return f"{p}{value}"
+    if kind in (Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST):
+        return "{" + ", ".join(f"{p}{v}" for v in value) + "}"  # type: ignore[attr-defined]
+    if kind == Kind.STRING:
+        return '"' + escapes.c_escape(str(value)) + '"'
+    if kind == Kind.SHAPE:
+        return value.text()  # type: ignore[attr-defined]
+    if kind == Kind.SHAPE_LIST:
+        return "{" + ", ".join(s.text() for s in value) + "}"  # type: ignore[attr-defined]
+    if kind == Kind.FRONTEND_ATTRIBUTES:
+        items = sorted(value.items())  # type: ignore[attr-defined]
+        return "{" + ",".join(f'{k}="{escapes.c_escape(v)}"' for k, v in items) + "}"
+    return str(value)
+
+
+# ------------------------------------------------------------ named attributes
+
+_READ_BY_NAME: Final = frozenset({"channel_id", "replica_groups", "dimensions", "use_global_device_ids",
+                                  "constrain_layout", "is_host_transfer"})
 
 
 def read_value(name: str, text: str) -> object:
-    """The typed value of attribute ``name`` written as ``text``, or :data:`UNREAD`."""
-    if name in _INTEGER:
-        m = _INT_RE.fullmatch(text)
-        return int(m.group(1)) if m is not None else UNREAD
-    if name in _BOOLEAN:
-        m = _BOOL_RE.fullmatch(text)
-        return m.group(1) == "true" if m is not None else UNREAD
-    if name in _INT_LIST:
-        m = _INT_LIST_RE.fullmatch(text)
-        return (_ints(m.group(1)) if m.group(1) else []) if m is not None else UNREAD
-    if name == "replica_groups":
-        return _replica_groups(text)
-    return UNREAD
+    """The typed value of attribute ``name`` written as ``text`` in a plain spelling, or
+    :data:`UNREAD` (any other spelling, or a value that is wrong: the grammar then reads it
+    or says where it is wrong)."""
+    if name not in _READ_BY_NAME:
+        return UNREAD
+    kind = ATTRIBUTE_KINDS[name]
+    fast = _FAST.get(kind)
+    if fast is not None:
+        m = fast[0].fullmatch(text)
+        if m is not None:
+            return fast[1](m)
+    if name != "replica_groups" or "[" not in text:
+        return UNREAD
+    try:
+        return read(kind, text, name)
+    except ValueReadError:
+        return UNREAD

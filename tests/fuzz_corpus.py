@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -37,15 +38,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+if str(REPO / "tests") not in sys.path:  # xla_oracle, for --xla
+    sys.path.insert(1, str(REPO / "tests"))
 
 from hlo_rewrite.errors import HloError, HloInternalError  # noqa: E402
 from hlo_rewrite.io import decode  # noqa: E402
-from hlo_rewrite.ir import NOTED_OPCODES  # noqa: E402
+from hlo_rewrite.opcodes import OPCODE_NAMES  # noqa: E402
 from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions  # noqa: E402
 from hlo_rewrite.pipeline import run_passes  # noqa: E402
 from hlo_rewrite.printer import print_module  # noqa: E402
+from hlo_rewrite.reader import (  # noqa: E402
+    NOTED_OPCODES,  # noqa: E402
+    Scanner,
+    parse_module,
+)
 from hlo_rewrite.safety import check_output  # noqa: E402
-from hlo_rewrite.scanner import Scanner, parse_module  # noqa: E402
 
 FAILURES = ("unlocated", "internal", "crashed", "slow")
 KINDS = ("accepted", "rejected", *FAILURES)
@@ -223,6 +230,101 @@ def _truncate(rng: random.Random, data: bytes) -> bytes:
     return data[: rng.randrange(len(data) + 1)]
 
 
+# --- token-level mutations: the text cut into XLA's tokens (blanks and comments between them)
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n\r]*|%?[A-Za-z_][A-Za-z0-9_.\-]*|[0-9]+|->|<=|\S', re.S)
+_OPCODE_CALL = re.compile(rb"(?<![A-Za-z0-9_.%\-])([a-z][a-z0-9\-]*)\(")
+_LINE_BREAK = re.compile(rb"\r\n|\n")
+COMMENTS = [b"/* c */", b"/*\n  x = f32[] negate(p)\n*/", b"/**/", b"/* ROOT */", b"/*index=3*/"]
+
+
+def _tokens(data: bytes) -> list[tuple[int, int]]:
+    return [m.span() for m in _TOKEN.finditer(data)]
+
+
+def _split_line(rng: random.Random, data: bytes) -> bytes:
+    """A line break (and some indentation) between two tokens."""
+    toks = _tokens(data)
+    if len(toks) < 2:
+        return data
+    k = rng.randrange(1, len(toks))
+    at = toks[k][0]
+    return data[:at] + rng.choice([b"\n", b"\n    ", b"\r\n  ", b"\n\n"]) + data[at:]
+
+
+def _join_lines(rng: random.Random, data: bytes) -> bytes:
+    """Two lines made one (e.g. two instructions on one line)."""
+    breaks = list(_LINE_BREAK.finditer(data))
+    if not breaks:
+        return data
+    m = rng.choice(breaks)
+    return data[: m.start()] + rng.choice([b" ", b"  ", b"\t"]) + data[m.end() :]
+
+
+def _insert_comment(rng: random.Random, data: bytes) -> bytes:
+    """A comment between two tokens, or a line comment at a line end."""
+    if rng.random() < 0.3:
+        breaks = list(_LINE_BREAK.finditer(data))
+        if breaks:
+            m = rng.choice(breaks)
+            return data[: m.start()] + b" // note, ROOT x = f32[] negate(p)" + data[m.start() :]
+    toks = _tokens(data)
+    if not toks:
+        return data
+    k = rng.randrange(len(toks) + 1)
+    at = toks[k][0] if k < len(toks) else len(data)
+    return data[:at] + rng.choice(COMMENTS) + data[at:]
+
+
+def _swap_tokens(rng: random.Random, data: bytes) -> bytes:
+    toks = _tokens(data)
+    if len(toks) < 2:
+        return data
+    k = rng.randrange(len(toks) - 1)
+    (a, b), (c, d) = toks[k], toks[k + 1]
+    return data[:a] + data[c:d] + data[b:c] + data[a:b] + data[d:]
+
+
+def _drop_token(rng: random.Random, data: bytes) -> bytes:
+    toks = _tokens(data)
+    if not toks:
+        return data
+    a, b = rng.choice(toks)
+    return data[:a] + data[b:]
+
+
+def _misspell_opcode(rng: random.Random, data: bytes) -> bytes:
+    """An opcode spelled wrong: a letter dropped or doubled, a '-' dropped, or another opcode."""
+    calls = [m for m in _OPCODE_CALL.finditer(data) if m.group(1).decode() in OPCODE_NAMES]
+    if not calls:
+        return data
+    m = rng.choice(calls)
+    word = m.group(1)
+    how = rng.randrange(4)
+    if how == 0 and len(word) > 1:
+        i = rng.randrange(len(word))
+        new = word[:i] + word[i + 1 :]
+    elif how == 1:
+        i = rng.randrange(len(word))
+        new = word[: i + 1] + word[i:]
+    elif how == 2 and b"-" in word:
+        new = word.replace(b"-", b"", 1)
+    else:
+        new = rng.choice(sorted(OPCODE_NAMES)).encode()
+    return data[: m.start(1)] + new + data[m.end(1) :]
+
+
+def _bare_cr(rng: random.Random, data: bytes) -> bytes:
+    """Line ends made a lone CR: one of them, or all."""
+    if rng.random() < 0.5:
+        return data.replace(b"\r\n", b"\r").replace(b"\n", b"\r")
+    breaks = list(_LINE_BREAK.finditer(data))
+    if not breaks:
+        return data
+    m = rng.choice(breaks)
+    return data[: m.start()] + b"\r" + data[m.end() :]
+
+
 MUTATIONS = {
     "flip": _flip,
     "delete": _delete,
@@ -231,23 +333,155 @@ MUTATIONS = {
     "swap-lines": _swap_lines,
     "drop-line": _drop_line,
     "truncate": _truncate,
+    "split-line": _split_line,
+    "join-lines": _join_lines,
+    "insert-comment": _insert_comment,
+    "swap-tokens": _swap_tokens,
+    "drop-token": _drop_token,
+    "misspell-opcode": _misspell_opcode,
+    "bare-cr": _bare_cr,
 }
 #: truncation destroys most of a module: make it rarer than the local edits
 WEIGHTS = {"flip": 4, "delete": 3, "insert": 6, "dup-line": 2, "swap-lines": 2, "drop-line": 2, "truncate": 1}
+#: the token-level mutations (``--tokens``): edits XLA's lexer may well accept
+TOKEN_WEIGHTS = {"split-line": 6, "join-lines": 4, "insert-comment": 5, "swap-tokens": 2, "drop-token": 2,
+                 "misspell-opcode": 2, "bare-cr": 1}
 
 
-def mutate(rng: random.Random, data: bytes) -> tuple[bytes, list[str]]:
-    names = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=rng.randint(1, 3))
+def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = None) -> tuple[bytes, list[str]]:
+    weights = WEIGHTS if weights is None else weights
+    names = rng.choices(list(weights), weights=list(weights.values()), k=rng.randint(1, 3))
     for name in names:
         data = MUTATIONS[name](rng, data)
     return data, names
+
+
+# --------------------------------------------------------------------------- XLA's reading
+
+#: how our reading of a module compares with XLA's parser (``--xla``)
+XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abort", "xla-abort-ours-accept",
+             "xla-only", "misread")
+#: the disagreements that are failures: XLA reads a module we reject, or both read it differently
+XLA_FAILURES = ("xla-only", "misread")
+#: our messages for modules XLA's parser accepts only through a flaw of its own (docs/decisions.md)
+XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element type",
+                    "operand has a shape but no name")
+_XLA_HEADER = re.compile(r"(?:ENTRY )?%?(\S+) .*\{$")
+_XLA_ROOT = re.compile(r"\s+ROOT %?(\S+) = ")
+
+
+def our_skeleton(module) -> dict:
+    """``{computation: ([(name, opcode, [operands])...], root name)}`` as we read it."""
+    return {
+        comp.name: ([(i.name, i.opcode, list(i.operands)) for i in comp.instructions], comp.root.name)
+        for comp in module.computations
+    }
+
+
+def xla_skeleton(text: str) -> dict | None:
+    """The same as XLA's parser reads it (jaxlib imported on first use), None when it rejects."""
+    import xla_oracle
+
+    try:
+        instructions = xla_oracle.xla_skeleton(text)
+        printed = xla_oracle.xla_parse(text).to_string()
+    except xla_oracle.XlaRejected:
+        return None
+    roots: dict[str, str] = {}
+    comp = None
+    for line in printed.splitlines():
+        m = _XLA_HEADER.match(line)
+        if m is not None:
+            comp = m.group(1)
+            continue
+        m = _XLA_ROOT.match(line)
+        if m is not None and comp is not None:
+            roots[comp] = m.group(1)
+    return {name: (instrs, roots.get(name, "")) for name, instrs in instructions.items()}
+
+
+def _xla_worker(conn) -> None:  # pragma: no cover - runs in the worker process
+    while True:
+        text = conn.recv()
+        conn.send(xla_skeleton(text))
+
+
+class XlaReader:
+    """XLA's parser in one worker process, started again if XLA aborts on an input (its
+    parser stops the whole process on some malformed modules: a failed internal check)."""
+
+    def __init__(self) -> None:
+        self.process = None
+        self.conn = None
+
+    def _start(self) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_xla_worker, args=(child,), daemon=True)
+        self.process.start()
+
+    def read(self, text: str, timeout: float = 60.0) -> tuple[bool, dict | None]:
+        """(False, None) when XLA's parser aborted the worker, else (True, its skeleton or None)."""
+        if self.process is None or not self.process.is_alive():
+            self._start()
+        assert self.conn is not None and self.process is not None
+        self.conn.send(text)
+        try:
+            if self.conn.poll(timeout):
+                return True, self.conn.recv()
+        except (EOFError, OSError):
+            pass
+        self.process.kill()
+        self.process.join()
+        self.process = None
+        return False, None
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.join()
+            self.process = None
+
+
+def compare_with_xla(text: str, xla_reader: XlaReader | None = None) -> tuple[str, str]:
+    """(kind, detail): how our reading of ``text`` compares with XLA's parser's."""
+    try:
+        ours = our_skeleton(parse_module(text, "fuzz.hlo"))
+        ours_error = None
+    except HloError as exc:
+        ours, ours_error = None, exc
+    if xla_reader is None:
+        xla = xla_skeleton(text)
+    else:
+        finished, xla = xla_reader.read(text)
+        if not finished:
+            return ("xla-abort", "") if ours is None else ("xla-abort-ours-accept", "")
+    if ours is None and xla is None:
+        return "both-reject", ""
+    if ours is None:
+        assert ours_error is not None
+        if any(m in ours_error.message for m in XLA_BUG_MESSAGES):
+            return "xla-bug", ours_error.message
+        return "xla-only", ours_error.render()
+    if xla is None:
+        return "ours-only", ""
+    names = [i[0] for instrs, _ in ours.values() for i in instrs]
+    if len(names) != len(set(names)):
+        return "renamed", ""  # XLA renames names repeated across computations
+    if ours == xla:
+        return "same", ""
+    diff = [c for c in sorted(set(ours) | set(xla)) if ours.get(c) != xla.get(c)]
+    return "misread", f"computations read differently: {diff[:3]}; ours {ours.get(diff[0])!r:.300} xla {xla.get(diff[0])!r:.300}"
 
 
 # --------------------------------------------------------------------------- driver
 
 
 def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, max_size: int,
-         save: Path | None, quiet: bool) -> tuple[Counter, int, float]:
+         save: Path | None, quiet: bool, *, tokens: bool = False, xla: bool = False,
+         xla_counts: Counter | None = None) -> tuple[Counter, int, float]:
     files = seed_files(max_size)
     if not files:
         raise SystemExit("no input modules found")
@@ -257,13 +491,27 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
     start = time.perf_counter()
     done = 0
     shown = 0
+    xla_reader = XlaReader() if xla else None
     for index in range(count):
         if max_seconds is not None and time.perf_counter() - start > max_seconds:
             break
         path, original = rng.choice(sources)
-        data, names = mutate(rng, original)
+        data, names = mutate(rng, original, TOKEN_WEIGHTS if tokens else None)
         all_comps = rng.random() < 0.5
         outcome = check_one(data, path.name, all_computations=all_comps, time_limit=time_limit)
+        if xla and xla_counts is not None and outcome.kind in ("accepted", "rejected"):
+            text = data.decode("utf-8", errors="replace")
+            kind, detail = compare_with_xla(text, xla_reader)
+            xla_counts[kind] += 1
+            xla_counts[f"{kind} by {'+'.join(sorted(set(names)))}"] += 1
+            if kind in XLA_FAILURES:
+                if save is not None:
+                    save.mkdir(parents=True, exist_ok=True)
+                    (save / f"{kind}-{index}.hlo").write_bytes(data)
+                if shown < 20:
+                    shown += 1
+                    print(f"[{index}] {kind}: {path} mutated by {'+'.join(names)}\n{detail.rstrip()}\n",
+                          file=sys.stderr)
         counts[outcome.kind] += 1
         done += 1
         if outcome.kind in FAILURES:
@@ -278,6 +526,8 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
         if not quiet and done % 5000 == 0:
             rate = done / (time.perf_counter() - start)
             print(f"{done} examples, {rate:.0f}/s: " + ", ".join(f"{k} {counts[k]}" for k in KINDS), file=sys.stderr)
+    if xla_reader is not None:
+        xla_reader.close()
     return counts, done, time.perf_counter() - start
 
 
@@ -294,12 +544,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest corpus file (bytes) to start from (default 100000)")
     parser.add_argument("--save", type=Path, default=None, help="write failing inputs to this directory")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--tokens", action="store_true",
+                        help="token-level mutations (split a line, join lines, insert a comment, swap or drop a "
+                             "token, misspell an opcode, lone CR line ends) instead of byte-level ones")
+    parser.add_argument("--xla", action="store_true",
+                        help="also read every input with XLA's parser (jaxlib) and report every disagreement by kind")
     args = parser.parse_args(argv)
+    if args.xla:
+        try:
+            import jaxlib  # noqa: F401
+        except ImportError:
+            print("jaxlib is not installed: no comparison with XLA's parser", file=sys.stderr)
+            args.xla = False
+    xla_counts: Counter = Counter()
     counts, done, seconds = fuzz(args.count, args.seed, args.time_limit, args.max_seconds, args.max_size,
-                                 args.save, args.quiet)
+                                 args.save, args.quiet, tokens=args.tokens, xla=args.xla, xla_counts=xla_counts)
     print(f"{done} inputs in {seconds:.1f} s ({done / max(seconds, 1e-9):.0f}/s), seed {args.seed}: "
           + ", ".join(f"{k} {counts[k]}" for k in KINDS))
-    return 1 if any(counts[k] for k in FAILURES) else 0
+    if args.xla:
+        print("against XLA's parser: " + ", ".join(f"{k} {xla_counts[k]}" for k in XLA_KINDS))
+        for key in sorted(k for k in xla_counts if " by " in k and k.split(" by ")[0] in XLA_FAILURES + ("xla-bug",)):
+            print(f"  {key}: {xla_counts[key]}")
+    failed = any(counts[k] for k in FAILURES) or any(xla_counts[k] for k in XLA_FAILURES)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

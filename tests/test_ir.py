@@ -112,7 +112,7 @@ def test_hints_of_unbuilt_computations_match_their_instructions():
     noted instructions) is what building it gives."""
     from conftest import CORPUS, read_exact
 
-    from hlo_rewrite.ir import NOTED_OPCODES
+    from hlo_rewrite.reader import NOTED_OPCODES
 
     path = CORPUS / "xla-benchmarks" / "hlo_llama3_8b_cp_bf16_1x4.hlo"
     if not path.exists():

@@ -236,3 +236,10 @@ def test_options_are_checked_before_any_pass_runs() -> None:
     with pytest.raises(ValueError, match="must be int, not str"):
         run_passes(module, ["strip-debug-info", NegateToAbs], options)  # the first would change it
     assert not module.changed
+
+
+def test_the_reader_notes_exactly_the_anchor_opcodes_the_passes_declare() -> None:
+    from hlo_rewrite.passes import anchor_opcodes
+    from hlo_rewrite.reader import NOTED_OPCODES
+
+    assert NOTED_OPCODES == anchor_opcodes()

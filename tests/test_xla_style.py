@@ -1,6 +1,6 @@
 """Modules in XLA's test style (tests/xla_style/): multi-line instructions, comments between
 tokens, a whole module on one line. Each must read, print back byte for byte, and convert every
-collective of ENTRY. The cases the reader cannot read yet are strict xfails ("multi-line reading")."""
+collective of ENTRY."""
 
 from __future__ import annotations
 
@@ -14,18 +14,17 @@ from hlo_rewrite import parse_module, print_module
 from hlo_rewrite.pipeline import run_passes
 
 XLA_STYLE = Path(__file__).resolve().parent / "xla_style"
-PENDING = {"multi_line_attributes", "multi_line_send_recv", "comment_inside_instruction_line_end",
+LAYOUTS = {"multi_line_attributes", "multi_line_send_recv", "comment_inside_instruction_line_end",
            "one_line_module", "comment_between_attributes"}
 FILES = sorted(XLA_STYLE.glob("*.hlo"))
 
 
 def _param(path: Path):
-    marks = [pytest.mark.xfail(strict=True, reason="multi-line reading")] if path.stem in PENDING else []
-    return pytest.param(path, id=path.stem, marks=marks)
+    return pytest.param(path, id=path.stem)
 
 
 def test_the_cases_are_there():
-    assert {p.stem for p in FILES} >= PENDING | {"comments_and_no_percent"}
+    assert {p.stem for p in FILES} >= LAYOUTS | {"comments_and_no_percent"}
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in FILES])

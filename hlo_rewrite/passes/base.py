@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import HloError, PassError
-from ..ir import NOTED_OPCODES, Computation, Instruction, Module
+from ..ir import Computation, Instruction, Module
 
 #: the types an option may have (the command line turns each into a typed flag)
 OPTION_TYPES: tuple[type, ...] = (bool, int, float, str)
@@ -325,13 +325,9 @@ class Pass:
     ) -> None:
         """Record the instructions with ``opcodes`` of a computation outside the
         scope as left, for ``reason`` (a pass may override this to say more)."""
-        if opcodes <= NOTED_OPCODES:  # found without building the computation
-            for name, opcode, line in comp.find(opcodes):
-                report.add_left_named(comp, name, opcode, line, reason)
-            return
-        for instr in comp.instructions:
-            if instr.opcode in opcodes:
-                report.add_left(comp, instr, reason)
+        # found without building the computation where the reader noted these opcodes
+        for name, opcode, line in comp.find(opcodes):
+            report.add_left_named(comp, name, opcode, line, reason)
 
 
 __all__ = [

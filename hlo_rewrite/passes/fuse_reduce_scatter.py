@@ -196,7 +196,7 @@ def _dims(instr: Instruction) -> list[int] | None:
 
 def _flag(instr: Instruction, name: str) -> bool:
     text = instr.attr_text(name)
-    return text is not None and text.strip().lower() == "true"
+    return text is not None and text.strip() == "true"  # XLA spells booleans in lower case only
 
 
 def _callee(instr: Instruction) -> str | None:

@@ -1,141 +1,104 @@
-"""The fast path from HLO text to :class:`~hlo_rewrite.ir.Module`.
+"""The line reader: the fast path from HLO text as XLA prints it to a
+:class:`~hlo_rewrite.ir.Module`.
 
-XLA prints one instruction per line, so the scanner walks the text line by
+XLA prints one instruction per line, so the line reader walks the text line by
 line, joins the rare instruction that wraps over several lines (brackets not
 yet balanced), and reads each instruction's skeleton with a few regular
 expressions: ``[ROOT] name = shape opcode(operands)`` and the attribute text
 after it, which is kept as it is. Whatever these expressions do not accept is
 handed to the grammar of record (:mod:`hlo_rewrite.syntax`), which either
 reads it or raises an error pointing at the exact line and column. With
-``strict=True`` every instruction goes through the grammar as well and both
-readings must agree.
+``strict=True`` every computation is built, for :mod:`hlo_rewrite.strict` to
+check the module against what XLA's parser accepts.
 
 While scanning, the structural rules are checked: every operand and called
 computation is defined, names are unique in their computation, at most one
-ROOT per computation and one ENTRY per module.
+ROOT per computation and one ENTRY per module, and every opcode is one XLA knows.
+
+Text this reader cannot vouch for (two instructions on one line, an instruction continued
+after a trailing comma, ...) raises :class:`NotPlain` or an error; :func:`hlo_rewrite.reader.
+parse_module` then reads the module with the token reader (:mod:`.general`), which reads
+whatever XLA's parser reads.
 """
 
 from __future__ import annotations
 
 import gc
 import re
-import sys
-from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
-from operator import itemgetter
 from sys import intern
+from typing import TYPE_CHECKING
 
-from . import attributes
-from .errors import HloError, HloParseError, HloVerifyError
-from .ir import NOTED_OPCODES, Computation, Instruction, Module
-from .shapes import ELEMENT_TYPES
+from .. import attributes
+from ..errors import HloError, HloParseError, HloVerifyError
+from ..ir import Computation, Instruction, Module
+from ..opcodes import OPCODE_NAMES, split_async_opcode
+from ..shapes import ELEMENT_TYPES
+from .block import OPCODE_SETS, brackets_nest_on_each_line, build_block, operands_defined_before_use
+from .checks import header_problem, unknown_opcode_message
+from .general import header_last
+from .lazy import NOTED_OPCODES, LazyBody
+from .lines import Lines
 
-_IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
-_INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*")
-# an array shape: element type, dimensions (sizes, `<=N`, `?`), optional layout;
-# anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
-_DIMS_LAYOUT = (
-    r"\[[0-9,<=? \t]*\]"
-    r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
+if TYPE_CHECKING:
+    from ..syntax import InstructionSyntax
+from .patterns import (
+    ARRAY_SHAPE,
+    BLOCK_LINE,
+    BLOCK_MAX_LINES,
+    CALLEE_RE,
+    CALLEE_VALUES,
+    COMMENT,
+    COMMON_HEAD,
+    COMP_START,
+    EXPLAIN_LIMIT,
+    INDEXED_OPERAND,
+    INDEXED_OPERAND_LIST,
+    INSTR_HEAD,
+    LINE,
+    MODULE_NAME,
+    NAME_FIND,
+    NAMES_ONLY,
+    NEW_INSTRUCTION,
+    NEXT_IS_NAME,
+    NON_CALLER_OPCODES,
+    OPCODE,
+    OPCODE_SPELLINGS,
+    OPERAND_ITER,
+    PAREN_OR_QUOTE,
+    PAYLOAD_OPCODES,
+    ROW_NAME,
+    ROW_OPCODE,
+    ROW_OPERANDS,
+    ROW_TYPE,
+    SECTION_WORDS,
+    STRING,
 )
-_ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + _DIMS_LAYOUT)
-_OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
-_SHAPE = r"(?:[a-z][a-z0-9]*" + _DIMS_LAYOUT + r"|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
-_OPERAND = r"[ \t]*(?:" + _SHAPE + r"[ \t]+)?%?(" + _IDENT + r")[ \t]*"
-_OPERAND_ITER = re.compile(r"(?:^|,)" + _OPERAND)
-# operands written as bare names (XLA's default since 2025, JAX): checked in one match
-_NAMES_ONLY = re.compile(r"[ \t]*%?" + _IDENT + r"[ \t]*(?:,[ \t]*%?" + _IDENT + r"[ \t]*)*")
-_NAME_FIND = re.compile(_IDENT)
-# a whole one-line instruction whose operand list holds no parentheses:
-# ROOT, %, name, array shape or none, opcode, operand text, attribute text
-_LINE = re.compile(
-    r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)"
-    r"\(([^()\n]*)\)([^\n]*)"
-)
-# name = [shape] opcode(   with an array shape or none: the common case in one match
-_COMMON_HEAD = re.compile(
-    r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)\("
-)
-_NEWLINE = re.compile("\n")
-_PAREN_OR_QUOTE = re.compile(r'[()"]')
-_MATCH_END = re.Match.end
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + _IDENT + r")[ \t]*[({]")
-_MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + _IDENT + r")")
-_CALLEE_RE = re.compile(
-    r"(?:to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations|control-predecessors)="
-)
-_NEW_INSTRUCTION = re.compile(
-    r"[ \t]*(?:ROOT[ \t]+)?%?" + _IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
-)
-# `, key=%name` or `, key={%a, %b}` for the attributes that name computations
-_CALLEE_VALUES = re.compile(
-    r",[ \t]*(to_apply|calls|condition|body|select|scatter|true_computation|false_computation"
-    r"|branch_computations|called_computations)="
-    r"(?:%?(" + _IDENT + r")|\{([^{}]*)\})"
-)
-_NEXT_IS_NAME = re.compile(r",[ \t]*%?" + _IDENT + r"[ \t]*(?:,|$)")
-_SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-#: opcodes that never call a computation in XLA: their attributes are not read
-#: for callees while scanning (any other opcode, known or not, is); an attribute
-#: such as ``to_apply`` on them is kept verbatim like any attribute they cannot have
-NON_CALLER_OPCODES: frozenset[str] = frozenset(
-    "abs acos acosh add add-dependency after-all all-gather all-gather-done all-gather-start "
-    "all-reduce-done all-to-all and asin asinh atan atan2 atanh batch-norm-grad "
-    "batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast cbrt ceil cholesky "
-    "clamp count-leading-zeros collective-broadcast collective-permute collective-permute-done "
-    "collective-permute-start compare complex concatenate constant convert convolution copy "
-    "copy-done copy-start cosine cosh divide domain dot dynamic-reshape dynamic-slice "
-    "dynamic-update-slice erf exponential exponential-minus-one fft floor gather "
-    "get-dimension-size get-tuple-element imag infeed iota is-finite log log-plus-one logistic "
-    "maximum minimum mulhi multiply negate not opt-barrier or outfeed pad parameter partition-id "
-    "popcnt power ragged-all-to-all ragged-dot real recv recv-done reduce-precision remainder "
-    "replica-id reshape reverse rng rng-bit-generator rng-get-and-update-state round-nearest-afz "
-    "round-nearest-even rsqrt scaled-dot select send send-done set-dimension-size shift-left "
-    "shift-right-arithmetic shift-right-logical sign sine sinh slice sqrt stochastic-convert "
-    "subtract tan tanh topk transpose triangular-solve tuple xor".split()
-)
-# one operand written as a bare name, perhaps after XLA's /*index=N*/ comment
-_BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + _IDENT + r"[ \t]*"
-# a tuple shape: parentheses nested up to three deep, no quote (what is inside is read
-# when asked, as on the line-by-line path, which would read a quote as a string)
-_TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
-# Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
-# fails sooner, and a name spelled ROOT followed by a blank goes line by line
-_P = "+" if sys.version_info >= (3, 11) else ""
-# one plain instruction line, for checking a whole computation body in one pass:
-# name, element type (none for a tuple shape), opcode, then a parameter's number or a
-# constant's literal, or for any other opcode text that may be bare operand names
-# (checked afterwards for the whole body at once, by _NAMES_ONLY or _INDEXED_OPERAND_LIST)
-_BLOCK_LINE = re.compile(
-    rf"^[ \t]*{_P}(?:ROOT[ \t]+)?{_P}%?{_P}({_IDENT}{_P})[ \t]*{_P}=[ \t]*{_P}"
-    rf"(?:([a-z][a-z0-9]*{_P}){_DIMS_LAYOUT}[ \t]+{_P}|{_TUPLE_SHAPE}[ \t]+{_P})?([a-z][a-z0-9\-]*{_P})"
-    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\).*\n",
-    re.M,
-)
-_ROW_NAME, _ROW_TYPE, _ROW_OPCODE, _ROW_OPERANDS = map(itemgetter, range(4))
-#: longest body checked in one pass: a longer one is read line by line, which holds
-#: one line's reading at a time instead of the whole body's (and was as fast, measured)
-_BLOCK_MAX_LINES = 5000
-# the same line read for building it: ROOT, %, name, shape, opcode, operand text
-_BUILT_LINE = re.compile(
-    r"[ \t]*(ROOT[ \t]+)?(%?)(" + _IDENT + r")[ \t]*=[ \t]*"
-    r"(?:([a-z][a-z0-9]*" + _DIMS_LAYOUT + r"|" + _TUPLE_SHAPE + r")[ \t]+)?([a-z][a-z0-9\-]*)\(([^()\n]*)\)"
-)
-_INDEXED_OPERAND_LIST = re.compile(_BARE_OPERAND + r"(?:," + _BARE_OPERAND + r")*")
-_INDEXED_OPERAND = re.compile(r"(?:^|,)" + _BARE_OPERAND.replace("%?" + _IDENT, "%?(" + _IDENT + ")"))
-# every byte but brackets and newlines, deleted to check bracket nesting line by line
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")
-#: longest broken item (characters) the grammar is asked to explain precisely
-_EXPLAIN_LIMIT = 1 << 20
-_PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
-_OPCODE_NAMES: dict[str, str] = {}  # one string object per opcode spelling
-_OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}  # one object per set of opcodes
+
+# two " =" on one line
+_TWO_EQUALS = re.compile(r" =[^\n]* =")
+# a bracket group with no bracket inside
+_INNERMOST_GROUP = re.compile(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
+
+
+class GrammarError(HloParseError):
+    """An error the grammar of record found in one instruction the line reader handed it: a
+    located syntax error in general terms, which the token reader may state more precisely."""
+
+
+def _grammar_reads(text: str, filename: str | None, line: int) -> InstructionSyntax:
+    from .. import syntax
+
+    try:
+        return syntax.parse_instruction(text, filename=filename, line=line)
+    except HloParseError as exc:
+        raise GrammarError(exc.message, filename=exc.filename, line=exc.line, column=exc.column,
+                           source_line=exc.source_line) from None
+
+
+class NotPlain(Exception):
+    """The text is not in the form this reader vouches for (the token reader reads it)."""
+
 
 
 class _FastFail(Exception):
@@ -158,10 +121,10 @@ def _depth_delta(line: str) -> int:
     if d == 0:
         return 0
     if '"' in line:
-        line = _STRING.sub("", line)
+        line = STRING.sub("", line)
     if "/" in line:
         if "/*" in line:
-            line = _COMMENT.sub("", line)
+            line = COMMENT.sub("", line)
         cut = line.find("//")
         if cut >= 0:
             line = line[:cut]
@@ -174,7 +137,7 @@ def _depth_delta(line: str) -> int:
 def _match_paren(text: str, pos: int) -> int:
     """``text[pos]`` is '('; index just past its matching ')'."""
     depth = 0
-    search = _PAREN_OR_QUOTE.search
+    search = PAREN_OR_QUOTE.search
     m = search(text, pos)
     while m is not None:
         ch = m.group()
@@ -207,22 +170,22 @@ def _close_operands(text: str, pos: int) -> int:
 
 def _scan_instruction(body: str) -> tuple:
     """Read the skeleton of one instruction (text without its newline)."""
-    m = _COMMON_HEAD.match(body)
+    m = COMMON_HEAD.match(body)
     if m is not None:
         root, pct, name, shape, opcode = m.groups()
         if shape is None or shape[: shape.index("[")] in ELEMENT_TYPES:
             pos = m.end()
             close = _close_operands(body, pos)
             column = m.start(3) + 1 - len(pct)
-            if opcode in _PAYLOAD_OPCODES:
+            if opcode in PAYLOAD_OPCODES:
                 return name, pct, root is not None, shape, opcode, [], close + 1, body[pos:close], column
             inner = body[pos:close]
-            if _NAMES_ONLY.fullmatch(inner) is not None:
-                operands = _NAME_FIND.findall(inner)
+            if NAMES_ONLY.fullmatch(inner) is not None:
+                operands = NAME_FIND.findall(inner)
             else:
                 operands = _read_operands(inner)
             return name, pct, root is not None, shape, opcode, operands, close + 1, None, column
-    m = _INSTR_HEAD.match(body)
+    m = INSTR_HEAD.match(body)
     if m is None:
         raise _FastFail
     is_root = m.group(1) is not None
@@ -235,7 +198,7 @@ def _scan_instruction(body: str) -> tuple:
         shape = body[pos:end]
         pos = end
     else:
-        ms = _ARRAY_SHAPE.match(body, pos)
+        ms = ARRAY_SHAPE.match(body, pos)
         if ms is not None and ms.group(1) in ELEMENT_TYPES:
             shape = ms.group()
             pos = ms.end()
@@ -246,7 +209,7 @@ def _scan_instruction(body: str) -> tuple:
             pos += 1
         if pos == start:
             raise _FastFail
-    mo = _OPCODE.match(body, pos)
+    mo = OPCODE.match(body, pos)
     if mo is None:
         raise _FastFail
     opcode = mo.group(1)
@@ -254,7 +217,7 @@ def _scan_instruction(body: str) -> tuple:
     close = _close_operands(body, pos)
     inner = body[pos:close]
     payload = None
-    if opcode in _PAYLOAD_OPCODES:
+    if opcode in PAYLOAD_OPCODES:
         payload = inner
         operands = []
     elif not inner.strip():
@@ -270,14 +233,14 @@ def _read_operands(inner: str) -> list[str]:
     if not inner or inner.isspace():
         return []
     if "/*" in inner:
-        if _INDEXED_OPERAND_LIST.fullmatch(inner) is not None:
-            return _INDEXED_OPERAND.findall(inner)  # bare names with XLA's /*index=N*/
-        inner = _COMMENT.sub("", inner)
+        if INDEXED_OPERAND_LIST.fullmatch(inner) is not None:
+            return INDEXED_OPERAND.findall(inner)  # bare names with XLA's /*index=N*/
+        inner = COMMENT.sub("", inner)
     if inner.lstrip().startswith(","):
         raise _FastFail
     names = []
     pos = 0
-    for mm in _OPERAND_ITER.finditer(inner):
+    for mm in OPERAND_ITER.finditer(inner):
         if mm.start() != pos:
             raise _FastFail
         names.append(mm.group(1))
@@ -287,9 +250,57 @@ def _read_operands(inner: str) -> list[str]:
     return names
 
 
+def _check_one_instruction(attrs: str) -> None:
+    """Raise :class:`NotPlain` unless ``attrs`` (the text after an operand list) can only be
+    attributes: it is empty or starts with ``,``, and holds no `` =`` (the head of an
+    instruction as XLA prints it) that could start a second instruction."""
+    rest = attrs.lstrip(" \t\r\n")
+    if rest and rest[0] != "," and not rest.startswith("//"):
+        raise NotPlain
+    if rest.rstrip(" \t\r\n").endswith((",", "=")):
+        raise NotPlain  # the attributes continue on the next line
+    if " =" in attrs or "\t=" in attrs:
+        top = _top_level(attrs)
+        if " =" in top or "\t=" in top:
+            raise NotPlain
+
+
+def _one_head_a_line(text: str, s: int, e: int, n: int, count: int) -> bool:
+    """Whether each of the ``n`` lines between offsets s and e, which hold ``count`` " =" in
+    all, has exactly one outside strings and brackets (its head's; others are inside values
+    such as ``{heads = 32 : i64}``)."""
+    extra = 0
+    pos = s
+    search = _TWO_EQUALS.search
+    while (m := search(text, pos, e)) is not None:
+        begin = text.rfind("\n", s, m.start()) + 1 or s
+        end = text.find("\n", m.start(), e)
+        if _top_level(text[begin:end]).count(" =") != 1:
+            return False
+        extra += text.count(" =", begin, end) - 1
+        pos = end
+    return count - extra == n
+
+
+def _top_level(text: str) -> str:
+    """``text`` with its strings emptied and its bracket groups removed."""
+    text = STRING.sub('""', text)
+    while True:
+        reduced = _INNERMOST_GROUP.sub("", text)
+        if len(reduced) == len(text):
+            return text
+        text = reduced
+
+
+def _name_end(line: str, name: str) -> int:
+    """Offset just past the instruction name ``name`` on its first line."""
+    at = line.find(name)
+    return at + len(name) if at >= 0 else 0
+
+
 def _name_column(line: str) -> int:
     """1-based column of the instruction name on a line (with its '%')."""
-    m = _INSTR_HEAD.match(line)
+    m = INSTR_HEAD.match(line)
     return m.start(3) + 1 - len(m.group(2)) if m is not None else 1
 
 
@@ -297,109 +308,20 @@ def _line_operands(inner: str) -> list[str] | None:
     """Operand names of a one-line instruction, or None to take the slow path."""
     if not inner:
         return []
-    if _NAMES_ONLY.fullmatch(inner) is not None:
-        return _NAME_FIND.findall(inner)
+    if NAMES_ONLY.fullmatch(inner) is not None:
+        return NAME_FIND.findall(inner)
     try:
         return _read_operands(inner)
     except _FastFail:
         return None
 
 
-def _operands_have_shapes(body: str) -> bool:
-    m = _INSTR_HEAD.match(body)
-    if m is None:
-        return False
-    mo = _OPCODE.search(body, m.end())
-    if mo is None:
-        return False
-    rest = body[mo.end() :].lstrip()
-    return bool(rest) and (rest[0] == "(" or (rest[0].islower() and "[" in rest[:12].split(" ")[0]))
-
-
-class _Lines:
-    """The lines of a text (without their "\\n"), sliced out of it on demand.
-
-    Only the start offsets are stored, so a 50 MB module does not hold a second
-    copy of itself as a list of line strings.
-    """
-
-    __slots__ = ("text", "starts")
-
-    def __init__(self, text: str, starts: Sequence[int] | None = None) -> None:
-        self.text = text
-        if starts is None:
-            new = array("q", [0])
-            new.extend(map(_MATCH_END, _NEWLINE.finditer(text)))
-            new.append(len(text) + 1)  # sentinel: the last line has no "\n"
-            starts = new
-        self.starts = starts
-
-    def __len__(self) -> int:
-        return len(self.starts) - 1
-
-    def __getitem__(self, i: int) -> str:
-        if i < 0:
-            i += len(self)
-        return self.text[self.starts[i] : self.starts[i + 1] - 1]
-
-    def start(self, i: int) -> int:
-        return self.starts[i]
-
-    def end(self, j: int) -> int:
-        """Offset just past line ``j`` including its newline."""
-        return min(self.starts[j + 1], len(self.text))
-
-    def block(self, i: int, j: int) -> str:
-        """Lines i..j joined, without the final newline."""
-        return self.text[self.starts[i] : self.starts[j + 1] - 1]
-
-
 def _may_name_computations(opcode: str, attrs: str) -> bool:
     """Whether an instruction's attribute text may name called computations or
     control predecessors, which are then checked once all computations are known."""
-    if opcode not in NON_CALLER_OPCODES and _CALLEE_RE.search(attrs) is not None:
+    if opcode not in NON_CALLER_OPCODES and CALLEE_RE.search(attrs) is not None:
         return True
     return "control-predecessors" in attrs
-
-
-def _brackets_nest_on_each_line(body: str, lines: int) -> bool:
-    """Whether (), {} and [] pair up properly on each of the ``lines`` lines of
-    ``body`` (strings not told apart: a bracket in a string may say no)."""
-    nested = body.encode().translate(None, _NOT_BRACKETS)  # brackets and newlines only
-    while True:
-        reduced = nested.replace(b"()", b"").replace(b"{}", b"").replace(b"[]", b"")
-        if len(reduced) == len(nested):
-            return len(nested) == lines  # only the newlines are left
-        nested = reduced
-
-
-def _operands_defined_before_use(operands: list[str], position: dict[str, int], comments: bool) -> bool:
-    """Whether the operand texts of a body's lines (``operands[k]`` for line k)
-    are bare names, each defined on an earlier line (``position``)."""
-    joined = ",".join(filter(None, operands))
-    if not joined:
-        return True
-    if comments:  # XLA's /*index=N*/ may stand before a name
-        if _INDEXED_OPERAND_LIST.fullmatch(joined) is None:
-            return False
-        find = _INDEXED_OPERAND.findall
-    elif _NAMES_ONLY.fullmatch(joined) is None:
-        return False  # operands written with shapes, or not plain names
-    get = position.get
-    k = -1
-    for names in operands:
-        k += 1
-        if not names:
-            continue
-        if comments:
-            for op in find(names):
-                if get(op, k) >= k:
-                    return False  # not defined, or not on an earlier line
-        else:  # bare names, as checked above: the text between commas, trimmed
-            for op in names.split(","):
-                if get(op.strip(" \t%"), k) >= k:
-                    return False
-    return True
 
 
 class Scanner:
@@ -409,13 +331,21 @@ class Scanner:
     #: text when it allows (tests turn it off to compare with the line-by-line reading)
     check_blocks = True
 
-    def __init__(self, text: str, filename: str | None, strict: bool) -> None:
+    def __init__(self, text: str, filename: str | None, strict: bool, *, module: Module | None = None) -> None:
+        """A reader of ``text``; with ``module`` (read from ``text`` before), one that builds
+        that module's unbuilt computations."""
         self.text = text
         self.filename = filename
         self.strict = strict
-        self.lines = _Lines(text)
-        self.module = Module(text, filename)
-        self.module.line_starts = self.lines.starts
+        if module is None:
+            self.lines = Lines(text)
+            self.module = Module(text, filename)
+            self.module.line_starts = self.lines.starts
+        else:
+            self.lines = Lines(text, module.line_starts)
+            self.module = module
+        self.instruction_count = 0
+        self.maybe_tabs = "\t" in text
         # (computation, instruction name) of instructions with attributes naming
         # computations or control predecessors, checked once all are known
         # and the 0-based line each is on
@@ -436,6 +366,11 @@ class Scanner:
         src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
         return cls(message, filename=self.filename, line=line, column=column, source_line=src)
 
+    def located(self, cls: type[HloError], message: str, offset: int) -> HloError:
+        """An error at an offset into the text."""
+        line = bisect_right(self.lines.starts, offset)
+        return self.error(cls, message, line, offset - self.lines.starts[line - 1] + 1)
+
     def _gather(self, i: int, in_body: bool = False) -> int:
         """Index of the last line of the bracket-balanced item starting at line ``i``.
 
@@ -448,7 +383,7 @@ class Scanner:
         while depth > 0:
             j += 1
             if in_body and j < n and (
-                self.lines[j].rstrip() == "}" or _NEW_INSTRUCTION.match(self.lines[j]) is not None
+                self.lines[j].rstrip() == "}" or NEW_INSTRUCTION.match(self.lines[j]) is not None
             ):
                 self._grammar_error(i, i)
                 line = self.lines[i]
@@ -473,12 +408,11 @@ class Scanner:
 
     def _grammar_error(self, i: int, j: int) -> None:
         """Let the grammar explain what is wrong with lines i..j (raises)."""
-        from . import syntax
 
         text = self.lines.block(i, j)
-        if len(text) > _EXPLAIN_LIMIT:
+        if len(text) > EXPLAIN_LIMIT:
             return  # the grammar needs about a minute for 10 MB: the caller's own message will do
-        syntax.parse_instruction(text, filename=self.filename, line=i + 1)
+        _grammar_reads(text, self.filename, i + 1)
 
     # --------------------------------------------------------------------- scan
     def run(self) -> Module:
@@ -493,8 +427,6 @@ class Scanner:
         mod = self.module
         lines = self.lines
         n = len(lines)
-        if lines[0].endswith("\r"):
-            mod.style.newline = "\r\n"
         pending: list[str] = []
         i = 0
         seen_header = False
@@ -519,22 +451,29 @@ class Scanner:
             if stripped.startswith("HloModule") and (len(stripped) == 9 or stripped[9] in " \t"):
                 if seen_header or mod.computations:
                     raise self.error(HloParseError, "a second 'HloModule' header", i + 1)
-                m = _MODULE_NAME.match(line)
+                m = MODULE_NAME.match(line)
                 if m is None:
                     raise self.error(HloParseError, "expected a module name after 'HloModule'", i + 1, len(line) + 1)
                 mod.name = m.group(1)
                 seen_header = True
                 j = self._gather(i)
+                if j > i or line.rstrip().endswith("{"):  # not as XLA prints it: perhaps a computation follows
+                    last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
+                    if text[last : lines.end(j)].strip():
+                        raise NotPlain  # something follows the header on its line
+                problem = header_problem(text, starts[i], lines.end(j))
+                if problem is not None:
+                    raise self.located(HloParseError, problem[0], problem[1])
                 pending.append(self._raw_block(i, j))
                 i = j + 1
                 continue
-            if stripped.startswith(_SECTION_WORDS) or stripped[0].isdigit():
+            if stripped.startswith(SECTION_WORDS) or stripped[0].isdigit():
                 # stack-frame tables (FileNames ... StackFrames): kept verbatim
                 j = self._gather(i)
                 pending.append(self._raw_block(i, j))
                 i = j + 1
                 continue
-            m = _COMP_START.match(line)
+            m = COMP_START.match(line)
             if m is None:
                 self._grammar_error(i, i)
                 raise self.error(
@@ -557,7 +496,6 @@ class Scanner:
         if not mod.computations:
             raise self.error(HloParseError, "expected a computation, found the end of the input", n, len(lines[-1]) + 1)
         self._check_callees()
-        self._detect_style()
         return mod
 
     def _computation(
@@ -578,13 +516,11 @@ class Scanner:
             depth += _depth_delta(line)
             if depth == 1 and line.rstrip().endswith("{"):
                 break
-            if depth <= 0 and j > i:
-                raise self.error(HloParseError, f"expected '{{' to open the body of computation '{name}'", j + 1)
+            if depth > 0 and "{" in line or depth <= 0 and j > i:
+                raise NotPlain  # a body opened mid-line, or no '{' where expected: the token reader reads it
             j += 1
             if j >= n:
-                raise self.error(
-                    HloParseError, f"computation '{name}' is never opened with '{{'", i + 1,
-                )
+                raise NotPlain
         # ENTRY is built at once: every pass looks at it
         build = self.strict or into is not None or m.group(1) is not None
         if into is not None:
@@ -608,19 +544,19 @@ class Scanner:
         prefix: list[str] = []
         forward: list[tuple[str, str, int, int]] = []  # operand, user, line, column
         forward_names: list[str] = []
-        opcodes = _OPCODE_NAMES
+        opcodes = OPCODE_SPELLINGS
         root_seen: tuple[str, int] | None = None  # name and line of the ROOT
         strict = self.strict
         # building: name -> instruction; checking only: name -> line
-        by_name: dict = comp._by_name if build else {}
-        instructions = comp._instructions
+        by_name: dict = {}
+        instructions: list[Instruction] = []
         count = 0
         opcodes_seen: set[str] = set()
         noted: list[tuple[str, str, int]] = []
         text = self.text
         starts = lines.starts
         new_instruction = Instruction.from_scan
-        line_re = _LINE.match
+        line_re = LINE.match
         while True:
             if i >= n:
                 raise self.error(
@@ -641,14 +577,20 @@ class Scanner:
                     and attrs.count("[") == attrs.count("]")
                     and "/*" not in attrs
                     and iname not in by_name
+                    and (not attrs or attrs[0] == "," or attrs == "\r")
+                    and " =" not in attrs
+                    and not attrs.endswith((",", ",\r", "=", "=\r"))
+                    and not (self.maybe_tabs and "\t=" in attrs)
                 ):
-                    if opcode in _PAYLOAD_OPCODES or not inner:
+                    if opcode in PAYLOAD_OPCODES or not inner:
                         operands = []
-                    elif _NAMES_ONLY.fullmatch(inner) is not None:
-                        operands = _NAME_FIND.findall(inner)
+                    elif NAMES_ONLY.fullmatch(inner) is not None:
+                        operands = NAME_FIND.findall(inner)
                     else:
                         operands = _line_operands(inner)  # type: ignore[assignment]
-            if lm is not None and operands is not None:
+            fast = lm is not None and operands is not None
+            if fast:
+                assert lm is not None
                 j = i
                 is_root = root is not None
                 calls = _may_name_computations(opcode, attrs)
@@ -656,7 +598,7 @@ class Scanner:
                 if build:
                     col = lm.start(3) + 1 - len(pct) - start
                     attrs_at = lm.start(7) - start
-                    payload = inner if opcode in _PAYLOAD_OPCODES else None
+                    payload = inner if opcode in PAYLOAD_OPCODES else None
                     body = lm.group().rstrip("\r") if strict else ""
                 else:
                     col = 0  # worked out from the line if an error needs it
@@ -674,7 +616,7 @@ class Scanner:
                     break
                 delta = _depth_delta(line)
                 if delta > 0 and line.rstrip().endswith("{"):
-                    mc = _COMP_START.match(line)
+                    mc = COMP_START.match(line)
                     if mc is not None and "=" not in line[: mc.end()]:
                         raise self.error(
                             HloParseError,
@@ -701,8 +643,15 @@ class Scanner:
                 if "/*" in body and body.count("/*", attrs_at) > body.count("*/", attrs_at):
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls_text = body[attrs_at:]
+                _check_one_instruction(calls_text)
                 calls = _may_name_computations(opcode, calls_text)
             # both paths: check the instruction against what came before (and build it)
+            if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
+                raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
+            if opcode not in OPCODE_SPELLINGS and split_async_opcode(opcode) is None:
+                line = lines[i]
+                at = line.find(opcode + "(")
+                raise self.error(HloParseError, unknown_opcode_message(opcode), i + 1, at + 1 if at >= 0 else 1)
             if build:
                 ops: list[str] = []
                 for op in operands:
@@ -718,8 +667,6 @@ class Scanner:
                 )
                 if prefix:
                     instr.prefix = "".join(prefix)
-                if strict:
-                    self._check_with_grammar(instr, body, i)
                 instructions.append(instr)
                 by_name[iname] = instr
             else:
@@ -754,6 +701,13 @@ class Scanner:
         for op, user, user_line, user_col in forward:
             src = self.lines[user_line - 1]
             column = (src.find(op) + 1) or user_col or _name_column(src)
+            if op not in by_name and op in ELEMENT_TYPES and f"%{op}" not in src:
+                # XLA's lexer reads the word as an element type and drops the operand
+                raise HloParseError(
+                    f"operand '{op}' is spelled like an element type; write it '%{op}' (XLA's parser does "
+                    "not read it as an operand)",
+                    filename=self.filename, line=user_line, column=column, source_line=src,
+                )
             if op not in by_name:
                 raise HloVerifyError(
                     f"operand '{op}' of '{user}' is not defined in computation '{name}'",
@@ -767,11 +721,11 @@ class Scanner:
                 f"{defined} (each operand must be defined before its use)",
                 filename=self.filename, line=user_line, column=column, source_line=src,
             )
-        if not build:
-            comp._lazy = comp.line - 1  # built from its header line on first use
-            comp._names_hint = by_name
-            comp._opcodes_hint = opcodes_seen
-            comp._noted_hint = noted
+        if build:
+            comp.fill(instructions, by_name)
+        else:  # built from its header line on first use
+            comp._lazy = LazyBody(comp.line - 1, names=by_name, opcodes=opcodes_seen, noted=noted)
+        self.instruction_count += count
         return i
 
     def _check_block(self, comp: Computation, first: int, comp_names: set[str]) -> int | None:
@@ -793,37 +747,42 @@ class Scanner:
             return None  # no body, or its end is not a '}' line: read line by line
         e = close + 1
         last = bisect_right(starts, e, first) - 1  # the '}' line
-        if last - first > _BLOCK_MAX_LINES:
+        if last - first > BLOCK_MAX_LINES:
             return None  # a long body: line by line keeps what is held in memory small
-        if last <= first or _BLOCK_LINE.match(text, starts[last - 1], e) is None:
+        if last <= first or BLOCK_LINE.match(text, starts[last - 1], e) is None:
             return None  # the last line (most often the ROOT, with operands) already is not plain
-        rows = _BLOCK_LINE.findall(text, s, e)
+        rows = BLOCK_LINE.findall(text, s, e)
         n = len(rows)
         if n != last - first:
             return None  # some line is not one plain instruction
-        if not _brackets_nest_on_each_line(text[s:e], n):
+        if not brackets_nest_on_each_line(text[s:e], n):
             return None  # brackets left over on some line (or inside a string there)
         comments = self.maybe_comments and text.find("/*", s, e) >= 0
         if comments and not self._comments_closed(s, e):
             return None
-        position = dict(zip(map(_ROW_NAME, rows), range(n), strict=True))
+        position = dict(zip(map(ROW_NAME, rows), range(n), strict=True))
         if len(position) != n:
             return None  # a name defined twice
-        types = set(map(_ROW_TYPE, rows))
+        types = set(map(ROW_TYPE, rows))
         types.discard("")
         if not types <= ELEMENT_TYPES:
             return None
         if text.count("ROOT", s, e) > 1:
             return None  # two ROOTs, or the word elsewhere: line by line tells
-        if not _operands_defined_before_use(list(map(_ROW_OPERANDS, rows)), position, comments):
+        if not operands_defined_before_use(list(map(ROW_OPERANDS, rows)), position, comments):
             return None
-        opcodes = set(map(_ROW_OPCODE, rows))
+        opcodes = set(map(ROW_OPCODE, rows))
+        if not opcodes <= OPCODE_NAMES:
+            return None  # an unknown opcode: line by line locates it
+        equals = text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0)
+        if equals != n and (self.maybe_tabs or not _one_head_a_line(text, s, e, n, equals)):
+            return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
         callers = []
         if not opcodes <= NON_CALLER_OPCODES:
             for k, row in enumerate(rows):
                 if row[2] not in NON_CALLER_OPCODES:
                     line = text[starts[first + k] : starts[first + k + 1] - 1]
-                    if _CALLEE_RE.search(line) is not None and not self._callees_plainly_known(line, comp_names):
+                    if CALLEE_RE.search(line) is not None and not self._callees_plainly_known(line, comp_names):
                         callers.append((comp, row[0], first + k))
         if self.maybe_control:
             at = text.find("control-predecessors", s, e)
@@ -833,13 +792,16 @@ class Scanner:
                 at = text.find("control-predecessors", starts[k + 1], e)
         # the computation checks out: keep what passes ask before building it
         self.callers.extend(callers)
-        comp._lazy = comp.line - 1
-        comp._block = (s, e)
-        present = frozenset(_OPCODE_NAMES.setdefault(o, o) for o in opcodes)
-        comp._opcodes_hint = _OPCODE_SETS.setdefault(present, present)
-        comp._noted_hint = [
-            (r[0], _OPCODE_NAMES[r[2]], first + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
-        ]
+        present = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
+        comp._lazy = LazyBody(
+            comp.line - 1,
+            block=(s, e),
+            opcodes=OPCODE_SETS.setdefault(present, present),
+            noted=[
+                (r[0], OPCODE_SPELLINGS[r[2]], first + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
+            ],
+        )
+        self.instruction_count += n
         after = starts[last + 1]
         if text.startswith("}\n", e) and after == e + 2:
             comp.tail = "}\n"  # the common close, alone on its line
@@ -862,16 +824,25 @@ class Scanner:
         return True
 
     def _gather_tail(self, i: int) -> int:
-        return self._gather(i) if _depth_delta(self.lines[i]) > 0 else i
+        """The closing '}' of a body is on line ``i``: only a line comment may follow it there
+        (anything else, perhaps a computation, is the token reader's to read)."""
+        rest = self.lines[i].strip()[1:].lstrip()
+        if rest and not rest.startswith("//"):
+            raise NotPlain
+        return i
 
     def _slow_instruction(self, body: str, i: int) -> tuple:
         """Read an instruction the fast path refused, through the grammar."""
-        from . import syntax
 
-        syn = syntax.parse_instruction(body, filename=self.filename, line=i + 1)
-        head = _INSTR_HEAD.match(body)
+        try:
+            syn = _grammar_reads(body, self.filename, i + 1)
+        except GrammarError as exc:
+            if exc.line == i + 1 + body.count("\n") and (exc.column or 0) > len(body.rsplit("\n", 1)[-1].rstrip()):
+                raise NotPlain from None  # the line ends before the instruction does: it goes on
+            raise
+        head = INSTR_HEAD.match(body)
         pct = head.group(2) if head else ""
-        mo = _OPCODE.search(body, head.end() if head else 0)
+        mo = OPCODE.search(body, head.end() if head else 0)
         payload = None
         attrs_at = len(body)
         if mo is not None:
@@ -879,30 +850,9 @@ class Scanner:
                 attrs_at = _match_paren(body, mo.end() - 1)
             except _FastFail:
                 pass
-            if syn.opcode in _PAYLOAD_OPCODES:
+            if syn.opcode in PAYLOAD_OPCODES:
                 payload = body[mo.end() : attrs_at - 1]
         return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_at, payload, syn.column
-
-    def _check_with_grammar(self, instr: Instruction, body: str, i: int) -> None:
-        from . import syntax
-
-        syn = syntax.parse_instruction(body, filename=self.filename, line=i + 1)
-        instr._syntax = syn
-        fast = (instr.name, instr.is_root, instr.shape, instr.opcode, instr.operands)
-        full = (syn.name, syn.is_root, syn.shape, syn.opcode, list(syn.operands))
-        if fast != full:
-            raise self.error(
-                HloParseError,
-                f"internal error: the fast scanner read {fast!r} but the grammar read {full!r}",
-                i + 1,
-            )
-        names = [a.name for a in syn.attrs]
-        if names != [k for k, _ in instr.attrs]:
-            raise self.error(
-                HloParseError,
-                f"internal error: attribute names differ between scanner {instr.attrs!r} and grammar {names!r}",
-                i + 1,
-            )
 
     def _check_callees(self) -> None:
         known = {c.name for c in self.module.computations}
@@ -939,7 +889,7 @@ class Scanner:
         """The attribute text of instruction ``iname`` on line ``i``, built or not."""
         if comp._lazy is None:
             return comp.by_name[iname].attrs_text or ""
-        m = _LINE.match(self.lines[i])
+        m = LINE.match(self.lines[i])
         if m is not None and m.group(3) == iname:
             return m.group(7).rstrip("\r")
         return comp.by_name[iname].attrs_text or ""  # a rarer form: build and ask
@@ -954,9 +904,9 @@ class Scanner:
         if "control-predecessors" in text:
             # rare; split so the attributes are checked as the verifier will read them
             return False
-        for m in _CALLEE_VALUES.finditer(text):
+        for m in CALLEE_VALUES.finditer(text):
             key, single, many = m.groups()
-            if key == "calls" and _NEXT_IS_NAME.match(text, m.end()):
+            if key == "calls" and NEXT_IS_NAME.match(text, m.end()):
                 return False  # `calls=%a, %b`: let the splitter read it
             names = [single] if single else [n.strip().lstrip("%") for n in many.split(",") if n.strip()]
             for n in names:
@@ -964,119 +914,27 @@ class Scanner:
                     return False
         return True
 
-    def _detect_style(self) -> None:
-        style = self.module.style
-        first = None
-        # look at what is built already (ENTRY, where passes add instructions)
-        built = [c for c in self.module.computations if c._lazy is None] or [self.module.entry]
-        for comp in built:
-            if comp.instructions:
-                first = comp.instructions[0]
-                break
-        if first is not None and first.text is not None:
-            stripped = first.text.lstrip()
-            if stripped.startswith("ROOT"):
-                stripped = stripped[4:].lstrip()
-            style.percent = stripped.startswith("%")
-            style.indent = first.text[: len(first.text) - len(first.text.lstrip(" \t"))]
-        for comp in built:
-            for instr in comp.instructions:
-                if instr.operands and instr.text is not None:
-                    style.operand_shapes = _operands_have_shapes(instr.text)
-                    break
-            else:
-                continue
-            break
-        style.index_comments = ("/*index=" in self.text) or style.percent
 
-
-def block_names(text: str, start: int, end: int) -> list[str]:
-    """Instruction names of a body checked by ``Scanner._check_block``."""
-    return list(map(_ROW_NAME, _BLOCK_LINE.findall(text, start, end)))
-
-
-def _build_block(comp: Computation, text: str, starts: Sequence[int]) -> None:
-    """Build the instructions of a body ``Scanner._check_block`` accepted: one
-    plain instruction on each of its lines, all checked already."""
-    assert comp._block is not None
-    begin, end = comp._block
-    first = bisect_right(starts, begin) - 1
-    comments = text.find("/*", begin, end) >= 0
-    find = _INDEXED_OPERAND.findall if comments else _NAME_FIND.findall
-    instructions = comp._instructions
-    by_name = comp._by_name
-    new_instruction = Instruction.from_scan
-    opcodes = _OPCODE_NAMES
-    match = _BUILT_LINE.match
-    i = first
-    start = starts[i]
-    while start < end:
-        m = match(text, start)
-        assert m is not None
-        root, pct, name, shape, opcode, inner = m.groups()
-        if opcode in _PAYLOAD_OPCODES:
-            operands, payload = [], inner
-        else:
-            operands, payload = [by_name[op].name for op in find(inner)], None
-        instr = new_instruction(
-            name, opcodes.setdefault(opcode, opcode), None if shape is None else intern(shape), operands,
-            root is not None, i + 1, m.start(3) + 1 - len(pct) - start, 1, m.end() - start, payload, comp,
-        )
-        instructions.append(instr)
-        by_name[name] = instr
-        i += 1
-        start = starts[i]
-
-
-def materialize(comp: Computation) -> None:
+def build_body(comp: Computation, lazy: LazyBody) -> None:
     """Build the instruction objects of a computation that was only checked."""
     module = comp.module
-    assert module is not None and comp._lazy is not None
-    header = comp._lazy
-    comp._lazy = None
+    assert module is not None
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if comp._block is not None:
-            _build_block(comp, module.source, module.line_starts)
+        if lazy.block is not None:
+            build_block(comp, lazy.block, module.source, module.line_starts)
         else:  # read line by line again, this time building
-            scanner = Scanner.__new__(Scanner)
-            scanner.text = module.source
-            scanner.filename = module.filename
-            scanner.strict = False
-            scanner.lines = _Lines(module.source, module.line_starts)
-            scanner.module = module
-            scanner.callers = []
-            scanner.maybe_comments = module.source_has("/*")
-            scanner.maybe_control = module.source_has("control-predecessors")
-            m = _COMP_START.match(scanner.lines[header])
+            reader = Scanner(module.source, module.filename, False, module=module)
+            m = COMP_START.match(reader.lines[lazy.header])
             assert m is not None
-            scanner._computation(header, m, set(), into=comp)
+            reader._computation(lazy.header, m, set(), into=comp)
     finally:
         if was_enabled:
             gc.enable()
-    comp._names_hint = None
-    comp._block = None
-    comp._opcodes_hint = None
-    comp._noted_hint = None
 
 
-def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:
-    """Read HLO module text into a :class:`Module`.
-
-    Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
-    of the first problem. ``strict`` also reads every instruction with the full
-    grammar and checks the whole module against it.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()  # the scan allocates many small objects and frees none of them
-    try:
-        module = Scanner(text, filename, strict).run()
-        if strict:
-            from . import syntax
-
-            syntax.parse_module(text, filename=filename)
-        return module
-    finally:
-        if was_enabled:
-            gc.enable()
+def read_plain(text: str, filename: str | None, strict: bool) -> Module:
+    """Read text as XLA prints it; raises :class:`NotPlain` for text it cannot vouch for.
+    ``strict`` builds every computation (for the strict checks that follow)."""
+    return Scanner(text, filename, strict).run()

@@ -1,0 +1,296 @@
+"""The words of HLO text, as XLA's lexer (``xla/hlo/parser/hlo_lexer.cc``) reads them.
+
+One home for the lexical facts every other module uses:
+
+- ``IDENTIFIER`` (a regular-expression source) and ``IDENTIFIER_RE``: ``[a-zA-Z_][a-zA-Z0-9_.-]*``.
+  ``NAME`` / ``NAME_RE`` also take the optional ``%`` XLA's printer puts before a name (``%`` must
+  be followed directly by the identifier). ``ATTRIBUTE_NAME_RE``: an identifier glued to its ``=``
+  (XLA's lexer reads ``name=`` as one token, so ``name =`` is not an attribute name).
+- ``ELEMENT_TYPES``: every primitive type name XLA's parser accepts in a shape (``tuple`` and
+  ``buffer`` excluded: those are written with parentheses), with ``INTEGRAL_TYPES``,
+  ``FLOAT_TYPES``, ``COMPLEX_TYPES`` and ``bit_width``/``integer_range``/``float_max``.
+- ``KEYWORDS``: the words XLA's lexer reserves (``true``, ``ROOT``, ``ENTRY``, ...).
+- ``BOOLEANS`` and :func:`read_bool`: ``true`` and ``false``, lower case only.
+- The one bracket and string walker: :func:`skip_string`, :func:`skip_comment`,
+  :func:`skip_trivia`, :func:`find_top_level` (next top-level separator, balancing ``{}()[]``
+  and skipping strings and comments), :func:`matching_close` and :func:`split_top_level`.
+
+Every function that walks text raises :class:`ValueError` with a short message and leaves
+locating the problem to its caller (which knows the file, line and column).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "ATTRIBUTE_NAME_RE",
+    "BOOLEANS",
+    "COMPLEX_TYPES",
+    "ELEMENT_TYPES",
+    "FLOAT_TYPES",
+    "IDENTIFIER",
+    "IDENTIFIER_RE",
+    "INTEGRAL_TYPES",
+    "KEYWORDS",
+    "NAME",
+    "NAME_RE",
+    "SIGNED_TYPES",
+    "UNSIGNED_TYPES",
+    "bit_width",
+    "find_top_level",
+    "float_max",
+    "integer_range",
+    "is_identifier",
+    "matching_close",
+    "read_bool",
+    "skip_comment",
+    "skip_string",
+    "skip_trivia",
+    "split_top_level",
+]
+
+# ------------------------------------------------------------------ identifiers
+
+#: an identifier: a letter or ``_``, then letters, digits, ``_``, ``.`` and ``-``
+IDENTIFIER: Final = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+IDENTIFIER_RE: Final = re.compile(IDENTIFIER)
+#: a name as written before ``=`` or as an operand: an identifier, optionally after ``%``
+NAME: Final = r"%?" + IDENTIFIER
+NAME_RE: Final = re.compile(NAME)
+#: an attribute name: an identifier glued to its ``=``
+ATTRIBUTE_NAME_RE: Final = re.compile("(" + IDENTIFIER + ")=")
+
+_IDENTIFIER_FULL = re.compile(IDENTIFIER + r"\Z")
+
+
+def is_identifier(text: str) -> bool:
+    """Whether ``text`` is one whole identifier (no ``%``)."""
+    return _IDENTIFIER_FULL.match(text) is not None
+
+
+#: words XLA's lexer reads as keywords rather than identifiers
+KEYWORDS: Final = frozenset({
+    "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "FileLocations", "FileNames",
+    "FunctionNames", "StackFrames", "maximal", "replicated", "manual", "last_tile_dim_replicate",
+    "shard_as", "shard_like", "unknown", "unreduced",
+})
+
+# ---------------------------------------------------------------- element types
+
+#: signed integer types and their width in bits
+SIGNED_TYPES: Final = {"s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64}
+#: unsigned integer types and their width in bits
+UNSIGNED_TYPES: Final = {"u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+#: floating-point types and their largest finite value
+_FLOAT_MAX: Final = {
+    "f16": 65504.0,
+    "bf16": 3.3895313892515355e38,
+    "f32": 3.4028234663852886e38,
+    "f64": 1.7976931348623157e308,
+    "f8e5m2": 57344.0,
+    "f8e4m3fn": 448.0,
+    "f8e4m3b11fnuz": 30.0,
+    "f8e5m2fnuz": 57344.0,
+    "f8e4m3fnuz": 240.0,
+    "f8e4m3": 240.0,
+    "f8e3m4": 15.5,
+    "f8e8m0fnu": 1.7014118346046923e38,
+    "f4e2m1fn": 6.0,
+    "f6e3m2fn": 28.0,
+    "f6e2m3fn": 7.5,
+}
+#: mantissa bits (without the implicit one) of each floating-point type
+_FLOAT_MANTISSA: Final = {
+    "f16": 10, "bf16": 7, "f32": 23, "f64": 52, "f8e5m2": 2, "f8e4m3fn": 3, "f8e4m3b11fnuz": 3,
+    "f8e5m2fnuz": 2, "f8e4m3fnuz": 3, "f8e4m3": 3, "f8e3m4": 4, "f8e8m0fnu": 0, "f4e2m1fn": 1,
+    "f6e3m2fn": 2, "f6e2m3fn": 3,
+}
+_FLOAT_BITS: Final = {
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "f4e2m1fn": 4, "f6e3m2fn": 6, "f6e2m3fn": 6,
+}
+
+INTEGRAL_TYPES: Final = frozenset(SIGNED_TYPES) | frozenset(UNSIGNED_TYPES)
+FLOAT_TYPES: Final = frozenset(_FLOAT_MAX)
+#: complex types and the floating-point type of each part
+COMPLEX_TYPES: Final = {"c64": "f32", "c128": "f64"}
+
+#: every element type a shape may name (XLA's primitive types but ``tuple`` and ``buffer``)
+ELEMENT_TYPES: Final = (
+    frozenset({"pred", "token", "opaque"}) | INTEGRAL_TYPES | FLOAT_TYPES | frozenset(COMPLEX_TYPES)
+)
+
+
+def bit_width(element_type: str) -> int | None:
+    """Bits per element, or None for ``token`` and ``opaque``."""
+    if element_type == "pred":
+        return 8
+    if element_type in SIGNED_TYPES:
+        return SIGNED_TYPES[element_type]
+    if element_type in UNSIGNED_TYPES:
+        return UNSIGNED_TYPES[element_type]
+    if element_type in COMPLEX_TYPES:
+        return 64 if element_type == "c64" else 128
+    if element_type in _FLOAT_MAX:
+        return _FLOAT_BITS.get(element_type, 8)
+    return None
+
+
+def integer_range(element_type: str) -> tuple[int, int]:
+    """The smallest and largest value of an integral element type."""
+    if element_type in SIGNED_TYPES:
+        bits = SIGNED_TYPES[element_type]
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    bits = UNSIGNED_TYPES[element_type]
+    return 0, (1 << bits) - 1
+
+
+def float_max(element_type: str) -> tuple[float, float]:
+    """The largest finite value of a floating-point type, and the magnitude from which a
+    value no longer rounds to it (half a unit in the last place above it)."""
+    top = _FLOAT_MAX[element_type]
+    if element_type == "f64":
+        return top, top
+    exponent = 0
+    x = top
+    while x >= 2.0:
+        x /= 2.0
+        exponent += 1
+    half_ulp = 2.0 ** (exponent - _FLOAT_MANTISSA[element_type] - 1)
+    return top, top + half_ulp
+
+
+# ---------------------------------------------------------------------- booleans
+
+#: the only spellings of a boolean XLA's lexer knows
+BOOLEANS: Final = {"true": True, "false": False}
+
+
+def read_bool(text: str | None) -> bool | None:
+    """``true``/``false`` (surrounding blanks allowed) as a bool; anything else is None.
+    ``TRUE``, ``True``, ``1`` are not booleans to XLA."""
+    if text is None:
+        return None
+    return BOOLEANS.get(text.strip(" \t\r\n"))
+
+
+# ---------------------------------------------------- the bracket/string walker
+
+_OPEN: Final = {"{": "}", "[": "]", "(": ")"}
+_CLOSE: Final = frozenset("}])")
+_SPECIAL_RE = re.compile(r"""[{}\[\]()"',/]""")
+
+
+def skip_string(text: str, pos: int) -> int:
+    """Index just past the quoted string starting at ``pos`` (``"`` or ``'``), whose
+    backslash escapes may include the quote itself."""
+    quote = text[pos]
+    i = pos + 1
+    find = text.find
+    while True:
+        j = find(quote, i)
+        if j < 0:
+            raise ValueError("unterminated string")
+        k = j - 1
+        while k > pos and text[k] == "\\":
+            k -= 1
+        if (j - 1 - k) % 2 == 0:  # an even number of backslashes: the quote is not escaped
+            return j + 1
+        i = j + 1
+
+
+def skip_comment(text: str, pos: int) -> int:
+    """Index just past the comment starting at ``pos`` (``/*...*/`` or ``//`` to the line end),
+    or ``pos`` itself when no comment starts there."""
+    if text.startswith("/*", pos):
+        end = text.find("*/", pos + 2)
+        if end < 0:
+            raise ValueError("unterminated comment: '/*' without '*/'")
+        return end + 2
+    if text.startswith("//", pos):
+        n = len(text)
+        end = pos + 2
+        while end < n and text[end] not in "\r\n":
+            end += 1
+        return end
+    return pos
+
+
+def skip_trivia(text: str, pos: int, end: int | None = None) -> int:
+    """Index of the first character at or after ``pos`` that is neither blank nor comment."""
+    n = len(text) if end is None else end
+    while pos < n:
+        ch = text[pos]
+        if ch in " \t\r\n":
+            pos += 1
+        elif ch == "/" and (nxt := skip_comment(text, pos)) != pos:
+            pos = nxt
+        else:
+            break
+    return pos
+
+
+def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = None) -> int:
+    """Index of the first character of ``stops`` at bracket depth zero at or after ``pos``
+    (``{}``, ``[]``, ``()`` balanced; strings and comments skipped), or the end of the text
+    when there is none. A closing bracket that closes nothing opened after ``pos`` ends the
+    walk too (it is returned when it is one of ``stops``, else it is an error).
+    Raises ValueError when brackets do not balance or a string or comment is unterminated."""
+    n = len(text) if end is None else end
+    depth: list[str] = []
+    search = _SPECIAL_RE.search
+    while True:
+        m = search(text, pos, n)
+        if m is None:
+            if depth:
+                raise ValueError(f"missing '{depth[-1]}'")
+            return n
+        ch = m.group()
+        pos = m.start()
+        if ch == '"' or ch == "'":
+            pos = skip_string(text, pos)
+            if pos > n:
+                raise ValueError("unterminated string")
+            continue
+        if ch == "/":
+            nxt = skip_comment(text, pos)
+            pos = nxt if nxt != pos else pos + 1
+            continue
+        if not depth and ch in stops:
+            return pos
+        if ch in _OPEN:
+            depth.append(_OPEN[ch])
+        elif ch in _CLOSE:
+            if not depth:
+                raise ValueError(f"unbalanced '{ch}'")
+            if depth[-1] != ch:
+                raise ValueError(f"'{ch}' where '{depth[-1]}' was expected")
+            depth.pop()
+        pos += 1
+
+
+def matching_close(text: str, pos: int, end: int | None = None) -> int:
+    """Index just past the bracket that closes the one at ``pos``."""
+    close = _OPEN.get(text[pos])
+    if close is None:
+        raise ValueError(f"expected a bracket, found {text[pos]!r}")
+    stop = find_top_level(text, pos + 1, close, end)
+    n = len(text) if end is None else end
+    if stop >= n:
+        raise ValueError(f"missing '{close}'")
+    return stop + 1
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """The pieces of ``text`` between top-level separators (brackets, strings and comments
+    respected); pieces keep their blanks. An empty text gives one empty piece."""
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    while True:
+        stop = find_top_level(text, pos, sep)
+        out.append(text[pos:stop])
+        if stop >= n:
+            return out
+        pos = stop + 1

@@ -1,0 +1,307 @@
+"""Literals (the text inside ``constant(...)`` and after ``literal=``) checked against their
+shape, as XLA's parser checks them (``ParseDenseLiteral`` and ``CheckParsedValueIsInRange`` in
+``xla/hlo/parser/hlo_parser.cc``), in time linear in the text and without building the values.
+
+Public names: :func:`check_literal` ``(shape, text, base=0)`` raises
+:class:`~hlo_rewrite.values.ValueReadError` (``offset`` from ``base``) at the first element or
+bracket XLA's parser would reject; :func:`split_shape_prefix` cuts ``literal=`` text into its
+shape and its literal.
+
+The rules: a rank-N array literal nests braces N deep and each level holds exactly as many
+items as its dimension (``...`` at the first level stands for all of them); elements are
+separated by commas or blanks; an integer element fits its type (``s8``: -128..127); a
+floating-point element does not round beyond the type's largest finite value (``inf`` and
+``nan`` are allowed); ``pred`` takes ``true``, ``false``, ``0`` and ``1``; a complex element is
+``(real, imag)``. Tuple literals are ``(element, ...)`` with one element per tuple entry.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from . import lexicon
+from .shapes import Shape
+from .values import ValueReadError
+
+__all__ = ["check_literal", "split_shape_prefix"]
+
+_SEP: Final = r"[ \t\r\n,]*"
+_INT_TOKEN: Final = r"-?\d+(?![\d.eE])"
+_FLOAT_NUM: Final = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_FLOAT_TOKEN: Final = r"(?:" + _FLOAT_NUM + r"|-?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?)(?![\w.])"
+_PRED_TOKEN: Final = r"(?:true|false|-?\d+)(?![\w.])"
+_COMPLEX_TOKEN: Final = (r"\([ \t\r\n]*" + _FLOAT_TOKEN + r"[ \t\r\n]*,[ \t\r\n]*" + _FLOAT_TOKEN
+                         + r"[ \t\r\n]*\)")
+
+
+class _Category:
+    """How the elements of one element type are written and checked."""
+
+    __slots__ = ("token", "row", "canonical", "what", "find")
+
+    def __init__(self, token: str, what: str) -> None:
+        self.token = re.compile(token)
+        self.row = re.compile(_SEP + r"(?:" + token + _SEP + r")*")
+        # one element after another with exactly one comma between: count the commas
+        self.canonical = re.compile(r"[ \t\r\n]*(?:" + token + r"[ \t\r\n]*,[ \t\r\n]*)*" + token
+                                    + r"[ \t\r\n]*")
+        self.what = what
+        self.find = re.compile(token)
+
+
+_INT: Final = _Category(_INT_TOKEN, "integer")
+_FLOAT: Final = _Category(_FLOAT_TOKEN, "floating point value")
+_PRED: Final = _Category(_PRED_TOKEN, "true, false, 0 or 1")
+_COMPLEX: Final = _Category(_COMPLEX_TOKEN, "complex value (real, imag)")
+
+_BRACE_RE = re.compile(r"[{}]")
+_BLANKS_RE = re.compile(r"[ \t\r\n,]*")
+_BIG_INT_CACHE: dict[str, re.Pattern[str]] = {}
+_BIG_FLOAT_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _category(element_type: str) -> _Category:
+    if element_type in lexicon.INTEGRAL_TYPES:
+        return _INT
+    if element_type in lexicon.FLOAT_TYPES:
+        return _FLOAT
+    if element_type == "pred":
+        return _PRED
+    if element_type in lexicon.COMPLEX_TYPES:
+        return _COMPLEX
+    raise ValueReadError(f"a literal of element type {element_type} cannot be written", 0)
+
+
+def _type_name(element_type: str) -> str:
+    return element_type.upper()
+
+
+# ---------------------------------------------------------------- element ranges
+
+
+def _check_ints(element_type: str, row: str, at: int) -> None:
+    lo, hi = lexicon.integer_range(element_type)
+    big = _BIG_INT_CACHE.get(element_type)
+    if big is None:
+        digits = min(len(str(hi)), len(str(-lo)) if lo else len(str(hi)))
+        pattern = r"-?\d{" + str(digits) + ",}"
+        if lo == 0:
+            pattern = r"-0*[1-9]\d*|" + pattern  # any negative value
+        big = _BIG_INT_CACHE[element_type] = re.compile(r"(?<![\d-])(?:" + pattern + r")(?!\d)")
+    for m in big.finditer(row):
+        value = int(m.group())
+        if not lo <= value <= hi:
+            raise ValueReadError(
+                f"value {m.group()} is out of range for literal's primitive type "
+                f"{_type_name(element_type)} namely [{lo}, {hi}]", at + m.start())
+
+
+def _check_floats(element_type: str, row: str, at: int) -> None:
+    top, limit = lexicon.float_max(element_type)
+    if element_type == "f64":
+        return  # a double: every finite decimal XLA reads fits, a larger one is inf
+    big = _BIG_FLOAT_CACHE.get(element_type)
+    if big is None:
+        digits = len(str(int(top)))
+        big = _BIG_FLOAT_CACHE[element_type] = re.compile(
+            r"(?<![\d.eE+\-])-?(?:\d{" + str(digits) + r",}\.?\d*(?:[eE][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)[eE]\+?\d+)")
+    for m in big.finditer(row):
+        value = float(m.group())
+        if abs(value) >= limit and value not in (float("inf"), float("-inf")):
+            raise ValueReadError(
+                f"value {m.group()} is out of range for literal's primitive type "
+                f"{_type_name(element_type)} namely [{-top:g}, {top:g}]", at + m.start())
+
+
+def _check_preds(row: str, at: int) -> None:
+    for m in re.finditer(r"(?<![\w.])-?\d+", row):
+        if m.group().lstrip("-").lstrip("0") not in ("", "1") or m.group() == "-1":
+            raise ValueReadError(
+                f"value {m.group()} is not a pred (true, false, 0 or 1)", at + m.start())
+
+
+def _check_complex(element_type: str, row: str, at: int) -> None:
+    part = lexicon.COMPLEX_TYPES[element_type]
+    for m in re.finditer(_FLOAT_NUM, row):
+        _check_floats(part, m.group(), at + m.start())
+
+
+# --------------------------------------------------------------------- the rows
+
+
+def _row(element_type: str, cat: _Category, seg: str, at: int) -> int:
+    """Number of elements in ``seg`` (the text between two braces, or a scalar's text),
+    each checked against ``element_type``."""
+    if cat.canonical.fullmatch(seg) is not None:
+        count = seg.count(",") + 1
+        if cat is _COMPLEX:
+            count = seg.count("(")
+    elif cat.row.fullmatch(seg) is not None:
+        count = sum(1 for _ in cat.find.finditer(seg))
+    else:
+        bad = cat.row.match(seg).end()  # type: ignore[union-attr]
+        shown = re.match(r"[^\s,{}]{1,20}", seg[bad:])
+        found = shown.group() if shown else seg[bad : bad + 1]
+        raise ValueReadError(
+            f"expects {cat.what} for primitive type {_type_name(element_type)}, found '{found}'", at + bad)
+    if cat is _INT:
+        _check_ints(element_type, seg, at)
+    elif cat is _FLOAT:
+        _check_floats(element_type, seg, at)
+    elif cat is _PRED:
+        _check_preds(seg, at)
+    else:
+        _check_complex(element_type, seg, at)
+    return count
+
+
+def _blank_comments(text: str) -> str:
+    """``text`` with each comment replaced by blanks of the same length (offsets kept)."""
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        i = text.find("/", pos)
+        if i < 0:
+            break
+        try:
+            end = lexicon.skip_comment(text, i)
+        except ValueError as exc:
+            raise ValueReadError(str(exc), i) from None
+        if end == i:
+            raise ValueReadError("unexpected '/' in a literal", i)
+        out.append(text[pos:i])
+        out.append(re.sub(r"[^\r\n]", " ", text[i:end]))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _index(seen: list[int], level: int) -> str:
+    return "[" + ",".join(str(x - 1) for x in seen[:level]) + "]"
+
+
+def _check_array(shape: Shape, text: str, base: int) -> None:
+    et = shape.element_type
+    try:
+        cat = _category(et)
+    except ValueReadError as exc:
+        raise ValueReadError(exc.message, base + lexicon.skip_trivia(text, 0)) from None
+    dims = shape.dims
+    rank = len(dims)
+    if rank == 0:
+        if "{" in text or "}" in text:
+            raise ValueReadError("expects nested array in rank 0, but sees larger", base + text.find("{"))
+        count = _row(et, cat, text, base)
+        if count != 1:
+            raise ValueReadError(f"expects one value for a scalar of type {_type_name(et)}, sees {count}",
+                                 base)
+        return
+    start = lexicon.skip_trivia(text, 0)
+    if not text.startswith("{", start):
+        raise ValueReadError(f"expects a nested array of rank {rank} in braces", base + start)
+    level = 0
+    seen = [0] * rank
+    pos = 0
+    for m in _BRACE_RE.finditer(text):
+        seg_at = pos
+        seg = text[pos : m.start()]
+        pos = m.end()
+        if level == rank or "..." in seg:
+            dots = seg.find("...")
+            if dots >= 0:
+                if level != 1:
+                    raise ValueReadError(f"expects '...' at nest level 1, but sees it at nest level {level}",
+                                         base + seg_at + dots)
+                seg = seg.replace("...", "   ")
+            if level == rank:
+                if seg.strip(" \t\r\n,"):
+                    seen[rank - 1] += _row(et, cat, seg, base + seg_at)
+                    if seen[rank - 1] > dims[rank - 1]:
+                        raise ValueReadError(
+                            f"expects {dims[rank - 1]} elements on the minor-most dimension, but sees more",
+                            base + seg_at)
+            elif seg.strip(" \t\r\n,"):
+                raise ValueReadError(f"expects nested array in rank {rank}, but sees {level}",
+                                     base + seg_at + _BLANKS_RE.match(seg).end())  # type: ignore[union-attr]
+            if dots >= 0:
+                seen[0] = dims[0]
+        elif seg.strip(" \t\r\n,"):
+            skip = _BLANKS_RE.match(seg).end()  # type: ignore[union-attr]
+            if level == 0:
+                raise ValueReadError(f"unexpected {seg[skip:skip + 10]!r} in a literal", base + seg_at + skip)
+            raise ValueReadError(f"expects nested array in rank {rank}, but sees {level}", base + seg_at + skip)
+        if m.group() == "{":
+            if level == 0 and seg_at != 0:
+                raise ValueReadError("a literal has one outermost '{...}'", base + m.start())
+            level += 1
+            if level > rank:
+                raise ValueReadError(f"expects nested array in rank {rank}, but sees larger", base + m.start())
+            if level > 1:
+                seen[level - 2] += 1
+                if seen[level - 2] > dims[level - 2]:
+                    raise ValueReadError(
+                        f"expects {dims[level - 2]} elements in the {_index(seen, level - 2)}th element, "
+                        "but sees more", base + m.start())
+        else:
+            if level == 0:
+                raise ValueReadError("unexpected '}' token", base + m.start())
+            level -= 1
+            if seen[level] != dims[level]:
+                raise ValueReadError(
+                    f"expects {dims[level]} elements in the {_index(seen, level)}th element, "
+                    f"but sees {seen[level]}", base + m.start())
+            seen[level] = 0
+            if level == 0:
+                rest = text[pos:]
+                if rest.strip(" \t\r\n"):
+                    skip = len(rest) - len(rest.lstrip(" \t\r\n"))
+                    raise ValueReadError("expects ')' after the literal", base + pos + skip)
+                return
+    raise ValueReadError("missing '}' at the end of the literal", base + len(text.rstrip()))
+
+
+def check_literal(shape: Shape, text: str, base: int = 0) -> None:
+    """Check literal ``text`` against ``shape``; raises ValueReadError at ``base`` + offset."""
+    if "/" in text:
+        text = _blank_comments(text)
+    if not shape.is_tuple:
+        _check_array(shape, text, base)
+        return
+    start = lexicon.skip_trivia(text, 0)
+    stripped = text.rstrip(" \t\r\n")
+    if not text.startswith("(", start) or not stripped.endswith(")"):
+        raise ValueReadError("expects '(' in front of tuple elements", base + start)
+    inner_at = start + 1
+    inner = text[inner_at : len(stripped) - 1]
+    try:
+        pieces = lexicon.split_top_level(inner) if inner.strip() else []
+    except ValueError as exc:
+        raise ValueReadError(str(exc), base + inner_at) from None
+    count = len(shape.tuple_shapes)
+    if len(pieces) != count:
+        raise ValueReadError(f"expects {count} tuple elements, sees {len(pieces)}", base + start)
+    offset = inner_at
+    for sub, piece in zip(shape.tuple_shapes, pieces, strict=True):
+        check_literal(sub, piece, base + offset)
+        offset += len(piece) + 1
+
+
+_SHAPE_PREFIX_RE = re.compile(
+    r"[ \t\r\n]*[a-z][a-z0-9]*\[[^\]]*\](?:\{[0-9, \t]*(?::[^{}]*)?\})?")
+
+
+def split_shape_prefix(text: str) -> tuple[str, int]:
+    """``("f32[2]{0}", 10)`` for ``"f32[2]{0} {1, 2}"``: the shape and where the literal starts."""
+    start = lexicon.skip_trivia(text, 0)
+    if text.startswith("(", start):
+        try:
+            end = lexicon.matching_close(text, start)
+        except ValueError as exc:
+            raise ValueReadError(str(exc), start) from None
+        return text[start:end], end
+    m = _SHAPE_PREFIX_RE.match(text, start)
+    if m is None:
+        raise ValueReadError("expected a shape before the literal", start)
+    return text[start : m.end()], m.end()

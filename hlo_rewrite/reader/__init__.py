@@ -1,0 +1,106 @@
+"""From HLO text to :class:`~hlo_rewrite.ir.Module`: the two readers and the choice between them.
+
+- :mod:`.plain`, the line reader: text as XLA prints it (one instruction a line, or one whose
+  brackets run over lines), read line by line with regular expressions, a plain body checked in
+  one pass (:mod:`.block`) and built on first use (:mod:`.lazy`).
+- :mod:`.general`, the token reader: any layout XLA's parser reads (instructions over several
+  lines or several on a line, comments between any two tokens, lone ``\\r`` line ends).
+
+:func:`parse_module` gives the text to the line reader when a few whole-text looks show nothing
+it cannot vouch for, and to the token reader otherwise, or when the line reader stops. Both
+check the same rules and keep the text, so either module prints the input back byte for byte.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+
+from ..errors import HloError, HloInternalError
+from ..ir import Module
+from ..printer import detect_style
+from .general import read_tokens
+from .lazy import NOTED_OPCODES
+from .plain import GrammarError, NotPlain, Scanner, read_plain
+
+__all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_tokens"]
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_LINE_COMMENT = re.compile(r"^[ \t]*//.*$", re.M)
+# a comment other than XLA's own /*index=N*/ before an operand
+_OTHER_COMMENT = re.compile(r"/\*(?!index=[0-9]+\*/)")
+
+
+def looks_plain(text: str) -> bool:
+    """Whether the line reader may read ``text``: no lone ``\\r`` line end, no comment but
+    XLA's ``/*index=N*/``, and ``//`` only at the start of a line."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return False
+    if "/*" in text and _OTHER_COMMENT.search(text) is not None:
+        return False
+    at = text.find("//")
+    while at >= 0:
+        if text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
+            return False  # "//" after other text on its line: a comment there, or in a string
+        end = text.find("\n", at)
+        at = -1 if end < 0 else text.find("//", end)
+    return True
+
+
+def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:
+    """Read HLO module text into a :class:`Module`.
+
+    Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
+    of the first problem. ``strict`` also checks the module against what XLA's
+    parser accepts (:func:`hlo_rewrite.strict.check_module`).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()  # reading allocates many small objects and frees none of them
+    try:
+        module = _read(text, filename, strict)
+        detect_style(module)
+        if strict:
+            from .. import strict as strict_checks
+
+            strict_checks.check_module(module)
+        return module
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read(text: str, filename: str | None, strict: bool) -> Module:
+    if not looks_plain(text):
+        return read_tokens(text, filename)
+    try:
+        return read_plain(text, filename, strict)
+    except NotPlain:
+        return read_tokens(text, filename)
+    except HloInternalError:
+        raise
+    except HloError as plain_error:
+        # the line reader stops at what it cannot read; the token reader reads whatever
+        # XLA reads, and where it fails too the line reader's error stands
+        if not _brackets_balance(text):
+            raise  # no layout reads brackets that do not balance: spare a second reading
+        try:
+            return read_tokens(text, filename)
+        except HloError as token_error:
+            if isinstance(plain_error, GrammarError) and _place(plain_error) == _place(token_error):
+                raise  # the same place: the token reader names the problem in its own terms
+            raise plain_error from None
+
+
+def _brackets_balance(text: str) -> bool:
+    """Whether () and {} are as many opened as closed outside strings and line comments (the
+    text looks plain: no other comments). [] is not counted: a braced attribute value is text
+    in which only braces need to pair, as for XLA's lexer."""
+    if '"' in text:
+        text = _STRING.sub("", text)
+    if "//" in text:
+        text = _LINE_COMMENT.sub("", text)
+    return all(text.count(a) == text.count(b) for a, b in ("()", "{}"))
+
+
+def _place(error: HloError) -> tuple[int, int]:
+    return (error.line or 0, error.column or 0)

@@ -1,0 +1,67 @@
+"""Checks both readers make the same way: opcode names and the module header's values."""
+
+from __future__ import annotations
+
+import re
+
+from ..lexicon import ELEMENT_TYPES
+from ..opcodes import MODULE_ATTRS, Kind, closest_opcode
+
+# an element type in a shape: a word directly before "[" (comments and blanks allowed
+# between, as XLA's lexer allows them between any two tokens)
+_TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\s|/\*.*?\*/)*\[", re.S)
+# the header attributes whose values are checked: the layout, flags and counts
+_FLAGS = frozenset(name for name, spec in MODULE_ATTRS.items() if spec.kind == Kind.BOOL)
+_COUNTS = frozenset(name for name, spec in MODULE_ATTRS.items() if spec.kind == Kind.INT)
+_HEADER_VALUE = re.compile(
+    r"(?<![A-Za-z0-9_.\-])(?P<name>" + "|".join(sorted({"entry_computation_layout"} | _FLAGS | _COUNTS)) + r")="
+    r"(?:\s|/\*.*?\*/)*",
+    re.S,
+)
+_BOOL = re.compile(r"(?:true|false)(?![A-Za-z0-9_.\-])")
+_BRACE = re.compile(r"[{}]")
+_INT = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
+
+
+def unknown_opcode_message(name: str) -> str:
+    """The error for an opcode XLA does not know, with the closest known one."""
+    close = closest_opcode(name)
+    hint = f"; did you mean '{close}'?" if close else ""
+    return f"unknown opcode '{name}'{hint}"
+
+
+def header_problem(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The first bad value among the module header's attributes in ``text[start:end]``, as
+    (message, offset): an element type XLA does not know in ``entry_computation_layout``, a
+    flag other than true/false, a count that is not a number. None when all are good."""
+    if text.find("=", start, end) < 0:
+        return None
+    for m in _HEADER_VALUE.finditer(text, start, end):
+        name = m.group("name")
+        at = m.end()
+        if name == "entry_computation_layout":
+            if not text.startswith("{", at):
+                return f"expected '{{' to open the value of '{name}'", at
+            close = _layout_end(text, at, end)
+            for t in _TYPE_BEFORE_DIMS.finditer(text, at, close):
+                if t.group(1) not in ELEMENT_TYPES:
+                    return f"error parsing attribute {name}: unknown element type '{t.group(1)}'", t.start(1)
+        elif name in _FLAGS:
+            if _BOOL.match(text, at, end) is None:
+                return f"expected 'true' or 'false' as the value of '{name}'", at
+        elif _INT.match(text, at, end) is None:
+            return f"expected a number as the value of '{name}'", at
+    return None
+
+
+def _layout_end(text: str, at: int, end: int) -> int:
+    """Offset just past the brace group opening at ``at`` (or ``end`` when it is not closed)."""
+    depth = 0
+    for m in _BRACE.finditer(text, at, end):
+        if m.group() == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return end

@@ -1,0 +1,550 @@
+"""The token reader: HLO text in any layout XLA's parser reads.
+
+XLA's lexer skips blanks, line ends (``\\n``, ``\\r\\n``, a lone ``\\r``), ``/* ... */`` and
+``// ...`` comments between any two tokens, and an instruction ends where its attribute list
+ends, not at a line end. This reader follows the same rules token by token: an instruction may
+run over several lines, share a line with others, or have comments between its tokens; a
+computation's ``{`` may stand on a line of its own; a whole module may be one line.
+
+It is the reader for whatever the line reader (:mod:`.plain`) does not vouch for, and it builds
+every computation at once. The module keeps its text: each instruction's source text is the
+span from where the previous item ended (or from the start of its own line, when only blanks
+stand before it there) to its last token, plus the rest of that line when only blanks and
+comments follow; so joining the pieces gives the input back byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from .. import attributes
+from ..errors import HloError, HloParseError, HloVerifyError
+from ..ir import Computation, Instruction, Module
+from ..lexicon import IDENTIFIER, IDENTIFIER_RE, matching_close, skip_string, split_top_level
+from ..opcodes import spec_of
+from ..shapes import ELEMENT_TYPES
+from .checks import header_problem, unknown_opcode_message
+from .lines import line_starts
+from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES, SECTION_WORDS
+
+_WORD = IDENTIFIER_RE
+# blanks, line ends and complete comments, as many as there are
+_SKIP = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\n\r]*)*", re.S)
+# what follows a token on its own line: blanks and one-line comments, then the line end
+_REST_OF_LINE = re.compile(r"(?:[ \t]+|/\*[^\n\r]*?\*/)*(?://[^\n\r]*)?(?:\r\n|\r|\n|\Z)")
+# a run of value characters outside brackets and strings
+_ATOM = re.compile(r'(?:[^\s,(){}\[\]"/]|/(?![/*]))+')
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)
+_BLANKS = re.compile(r"\s+")
+# an operand: an optional shape, then a name
+_OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
+_TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
+_DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
+_NUMBER = re.compile(r"[0-9]+")
+_BRACE_OR_QUOTE = re.compile(r'[{}"]')
+# what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
+_LAYOUT_FIRST = frozenset("0123456789:}")
+_STRING_BODY = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def _clean(text: str) -> str:
+    """A value or shape as one line: comments dropped, a run of blanks holding a line end
+    made one blank (strings left as they are)."""
+    if "/*" not in text and "//" not in text and "\n" not in text and "\r" not in text:
+        return text
+    out = []
+    pos = 0
+    for m in _STRING_BODY.finditer(text):
+        out.append(_clean_code(text[pos : m.start()]))
+        out.append(m.group())
+        pos = m.end()
+    out.append(_clean_code(text[pos:]))
+    return "".join(out).strip()
+
+
+def _clean_code(text: str) -> str:
+    text = _COMMENTS.sub(" ", text)
+    return _BLANKS.sub(lambda m: " " if ("\n" in m.group() or "\r" in m.group()) else m.group(), text)
+
+
+class TokenReader:
+    """Reads one module text token by token (one use per text)."""
+
+    def __init__(self, text: str, filename: str | None) -> None:
+        self.text = text
+        self.n = len(text)
+        self.filename = filename
+        self._starts: Sequence[int] | None = None
+        self.module = Module(text, filename)
+        # (computation, instruction) whose callees and control predecessors are checked at the end
+        self.callers: list[tuple[Computation, Instruction]] = []
+
+    # ------------------------------------------------------------------ places
+    @property
+    def starts(self) -> Sequence[int]:
+        """The line starts (worked out on first use: reading a header alone needs none)."""
+        if self._starts is None:
+            self._starts = self.module.line_starts = line_starts(self.text)
+        return self._starts
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.starts, offset)
+
+    def error(self, cls: type[HloError], message: str, offset: int) -> HloError:
+        line = self.line_of(min(offset, self.n))
+        begin = self.starts[line - 1]
+        end = min(self.starts[line], self.n)
+        src = self.text[begin:end].rstrip("\r\n")
+        return cls(message, filename=self.filename, line=line, column=offset - begin + 1, source_line=src)
+
+    def _item_start(self, first: int, prev_end: int) -> int:
+        """Where an item whose first token is at ``first`` starts: its line's start when only
+        blanks stand before it on that line (after the previous item), else ``prev_end``."""
+        begin = self.starts[self.line_of(first) - 1]
+        if begin >= prev_end and not self.text[begin:first].strip(" \t"):
+            return begin
+        return prev_end
+
+    def _item_end(self, last: int) -> int:
+        """Where an item whose last token ends at ``last`` ends: past its line end when only
+        blanks and comments follow on that line, else ``last``."""
+        m = _REST_OF_LINE.match(self.text, last)
+        return m.end() if m is not None else last
+
+    # ------------------------------------------------------------------ tokens
+    def skip(self, pos: int) -> int:
+        """The offset of the next token at or after ``pos``."""
+        pos = _SKIP.match(self.text, pos).end()  # type: ignore[union-attr]
+        if self.text.startswith("/*", pos):
+            raise self.error(HloParseError, "unterminated comment: '/*' is never closed with '*/'", pos)
+        return pos
+
+    def word(self, pos: int) -> re.Match[str] | None:
+        return _WORD.match(self.text, pos)
+
+    def expect(self, pos: int, char: str, what: str) -> int:
+        """``pos`` (after skipping) must hold ``char``; returns the offset past it."""
+        pos = self.skip(pos)
+        if not self.text.startswith(char, pos):
+            raise self.error(HloParseError, f"expected '{char}' {what}, found {self._found(pos)}", pos)
+        return pos + 1
+
+    def _found(self, pos: int) -> str:
+        if pos >= self.n:
+            return "the end of the input"
+        m = _WORD.match(self.text, pos)
+        return repr(m.group() if m is not None else self.text[pos])
+
+    def string_end(self, pos: int) -> int:
+        try:
+            return skip_string(self.text, pos)
+        except ValueError:
+            raise self.error(HloParseError, "unterminated string: '\"' is never closed", pos) from None
+
+    def group_end(self, pos: int) -> int:
+        """``text[pos]`` opens a bracket; the offset just past its matching close."""
+        try:
+            return matching_close(self.text, pos)
+        except ValueError as exc:
+            raise self.error(HloParseError, f"the '{self.text[pos]}' opened here is not closed properly: {exc}",
+                             pos) from None
+
+    def brace_end(self, pos: int) -> int:
+        """``text[pos]`` is the '{' of an attribute value; the offset just past its '}'. As for
+        XLA's lexer, only braces count inside (a value such as ``{mesh = #sdy.mesh<["x"=8]>}``
+        is text in braces), strings skipped."""
+        text = self.text
+        depth = 0
+        search = _BRACE_OR_QUOTE.search
+        i = pos
+        while (m := search(text, i)) is not None:
+            ch = m.group()
+            i = m.start()
+            if ch == '"':
+                i = self.string_end(i)
+                continue
+            depth += 1 if ch == "{" else -1
+            i += 1
+            if depth == 0:
+                return i
+        raise self.error(HloParseError, "the '{' opened here is never closed", pos)
+
+    def value_end(self, pos: int) -> int:
+        """The offset just past the attribute value starting at ``pos``: adjacent atoms,
+        strings and bracket groups, up to a blank, a comment, a ``,`` or an unmatched ``}``."""
+        text = self.text
+        i = pos
+        while i < self.n:
+            ch = text[i]
+            if ch == "{":
+                i = self.brace_end(i)
+            elif ch in "([":
+                i = self.group_end(i)
+            elif ch == '"':
+                i = self.string_end(i)
+            else:
+                m = _ATOM.match(text, i)
+                if m is None:
+                    break
+                i = m.end()
+        return i
+
+    # ------------------------------------------------------------------ module
+    def run(self) -> Module:
+        text = self.text
+        if "\x00" in text:
+            raise self.error(HloParseError, "NUL byte in the input: this is not HLO text", text.index("\x00"))
+        if not text.strip():
+            raise HloParseError("empty input: expected an HLO module", filename=self.filename, line=1, column=1,
+                                source_line="")
+        mod = self.module
+        mod.line_starts = self.starts
+        prev_end = 0  # where the last item read ends
+        raw_from = 0  # where the raw text not yet in a piece starts
+        pos = self.skip(0)
+        w = self.word(pos)
+        if w is not None and w.group() == "HloModule":
+            prev_end = self._header(w.end())
+        comp_names: set[str] = set()
+        entry: Computation | None = None
+        while True:
+            pos = self.skip(prev_end)
+            if pos >= self.n:
+                break
+            w = self.word(pos)
+            if w is not None and w.group() in SECTION_WORDS:
+                prev_end = self._section(w.end())
+                continue
+            if w is not None and w.group() == "HloModule":
+                kind = "a second 'HloModule' header" if mod.name is not None else "'HloModule' after a computation"
+                raise self.error(HloParseError, kind, pos)
+            start = self._item_start(pos, prev_end)
+            if start > raw_from:
+                mod.pieces.append(text[raw_from:start])
+            comp = self._computation(pos, start, comp_names)
+            assert comp.source_span is not None
+            prev_end = raw_from = comp.source_span[1]
+            if comp.is_entry:
+                if entry is not None:
+                    raise self.error(HloVerifyError, "a second ENTRY computation: a module has only one", pos)
+                entry = comp
+        if raw_from < self.n:
+            mod.pieces.append(text[raw_from:])
+        if not mod.computations:
+            raise self.error(HloParseError, "expected a computation, found the end of the input", self.n)
+        self._check_callees()
+        return mod
+
+    def _header(self, pos: int) -> int:
+        """``HloModule`` ends just before ``pos``: read the name and attributes; returns where
+        the header ends."""
+        start = pos - len("HloModule")
+        last = self.header_last(pos)
+        problem = header_problem(self.text, start, last)
+        if problem is not None:
+            raise self.error(HloParseError, problem[0], problem[1])
+        return self._item_end(last)
+
+    def header_last(self, pos: int) -> int:
+        """``HloModule`` ends just before ``pos``: read the name and attributes; returns the
+        end of the header's last token."""
+        pos = self.skip(pos)
+        if self.text.startswith("%", pos):
+            pos += 1
+        w = self.word(pos)
+        if w is None:
+            raise self.error(HloParseError, "expected a module name after 'HloModule'", pos)
+        self.module.name = w.group()
+        last = w.end()
+        while True:
+            pos = self.skip(last)
+            if not self.text.startswith(",", pos):
+                break
+            _, last = self._attribute(pos)
+        return last
+
+    def _section(self, pos: int) -> int:
+        """A stack-frame table (``FileNames``, ..., ``StackFrames``) whose word ends at ``pos``:
+        numbered entries of strings or braced fields, kept verbatim with what stands before."""
+        text = self.text
+        last = pos
+        while True:
+            p = self.skip(last)
+            m = _NUMBER.match(text, p)
+            if m is None:
+                break
+            q = self.skip(m.end())
+            if text.startswith('"', q):
+                last = self.string_end(q)
+            elif text.startswith("{", q):
+                last = self.group_end(q)
+            else:
+                raise self.error(HloParseError, "expected a string or '{' in the stack-frame table", q)
+        return self._item_end(last)
+
+    def _attribute(self, comma: int) -> tuple[tuple[str, str], int]:
+        """An attribute after the ``,`` at ``comma``: ``((name, value text), end offset)``."""
+        pos = self.skip(comma + 1)
+        w = self.word(pos)
+        if w is None or not self.text.startswith("=", w.end()):
+            raise self.error(HloParseError, f"expected an attribute name and '=' after ',', found {self._found(pos)}",
+                             pos)
+        v = self.skip(w.end() + 1)
+        end = self.value_end(v)
+        if end == v:
+            raise self.error(HloParseError, f"expected a value for attribute '{w.group()}'", v)
+        return (w.group(), _clean(self.text[v:end])), end
+
+    # ------------------------------------------------------------- computation
+    def _computation(self, pos: int, start: int, comp_names: set[str]) -> Computation:
+        text = self.text
+        is_entry = False
+        w = self.word(pos)
+        if w is not None and w.group() == "ENTRY":
+            is_entry = True
+            pos = self.skip(w.end())
+        name_at = pos
+        if text.startswith("%", pos):
+            pos += 1
+        w = self.word(pos)
+        if w is None:
+            raise self.error(HloParseError, f"expected a computation or 'HloModule', found {self._found(pos)}", pos)
+        name = w.group()
+        if name in comp_names:
+            raise self.error(HloVerifyError, f"computation '{name}' is defined twice", name_at)
+        comp_names.add(name)
+        pos = self.skip(w.end())
+        if text.startswith("(", pos):  # the signature: (parameters) -> result shape
+            pos = self.skip(self.group_end(pos))
+            if text.startswith("->", pos):
+                pos = self.skip(pos + 2)
+                shape_end, _ = self._shape(pos)
+                if shape_end == pos:
+                    raise self.error(HloParseError, "expected the result shape after '->'", pos)
+                pos = self.skip(shape_end)
+        if not text.startswith("{", pos):
+            raise self.error(HloParseError, f"expected '{{' to open the body of computation '{name}', found "
+                             f"{self._found(pos)}", pos)
+        head_end = self._item_end(pos + 1)
+        comp = Computation(name, is_entry=is_entry, head=text[start:head_end], line=self.line_of(name_at))
+        self.module.add_computation(comp)
+        instructions: list[Instruction] = []
+        by_name: dict[str, Instruction] = {}
+        root: Instruction | None = None
+        prev_end = head_end
+        while True:
+            pos = self.skip(prev_end)
+            if pos >= self.n:
+                raise self.error(HloParseError, f"computation '{name}' is not closed: expected '}}' before the end "
+                                 "of the input", self.starts[comp.line - 1])
+            if text.startswith("}", pos):
+                end = self._item_end(pos + 1)
+                comp.tail = text[prev_end:end]
+                break
+            fields, last = self._instruction(pos)
+            item_start = self._item_start(pos, prev_end)
+            end = self._item_end(last)
+            instr = Instruction.from_text_span(
+                **fields, nlines=self.line_of(max(end - 1, pos)) - self.line_of(item_start) + 1,
+                span=(item_start, end), computation=comp,
+            )
+            if item_start > prev_end:
+                instr.prefix = text[prev_end:item_start]
+            if instr.name in by_name:
+                raise self.error(HloVerifyError, f"instruction '{instr.name}' is defined twice in computation "
+                                 f"'{name}'", pos)
+            if instr.is_root:
+                if root is not None:
+                    raise self.error(HloVerifyError, f"a second ROOT in computation '{name}' (the first is "
+                                     f"'{root.name}' on line {root.line})", pos)
+                root = instr
+            instructions.append(instr)
+            by_name[instr.name] = instr
+            if instr.opcode not in NON_CALLER_OPCODES or any(k == "control-predecessors" for k, _ in instr.attrs):
+                self.callers.append((comp, instr))
+            prev_end = end
+        if not instructions:
+            raise self.error(HloVerifyError, f"computation '{name}' has no instructions", self.starts[comp.line - 1])
+        self._check_operands(comp, instructions, by_name)
+        comp.fill(instructions, by_name)
+        comp.source_span = (start, end)
+        return comp
+
+    def _shape(self, pos: int) -> tuple[int, str | None]:
+        """A shape at ``pos``, if one is there: (end offset, its text as one line)."""
+        text = self.text
+        if text.startswith("(", pos):
+            end = self.group_end(pos)
+            shape = _clean(text[pos:end])
+            for m in _TYPE_BEFORE_DIMS.finditer(shape):
+                if m.group(1) not in ELEMENT_TYPES:
+                    raise self.error(HloParseError, f"unknown element type '{m.group(1)}'",
+                                     pos + max(text.find(m.group(1), pos, end) - pos, 0))
+            return end, shape
+        w = self.word(pos)
+        if w is None:
+            return pos, None
+        q = self.skip(w.end())
+        if not text.startswith("[", q):
+            return pos, None
+        if w.group() not in ELEMENT_TYPES:
+            raise self.error(HloParseError, f"unknown element type '{w.group()}'", pos)
+        end = self.group_end(q)
+        if _DIMS.fullmatch(_clean(text[q:end])) is None:
+            raise self.error(HloParseError, "expected dimension sizes (numbers, '<=N' or '?') between '[' and ']'", q)
+        r = self.skip(end)
+        if text.startswith("{", r) and text[self.skip(r + 1) : self.skip(r + 1) + 1] in _LAYOUT_FIRST:
+            end = self.group_end(r)  # a layout (a body's '{' is followed by a name)
+        return end, _clean(text[pos:end])
+
+    def _instruction(self, pos: int) -> tuple[dict, int]:
+        """The instruction whose first token is at ``pos``: its fields (the arguments of
+        :meth:`Instruction.from_text_span` but its place) and where its last token ends."""
+        text = self.text
+        is_root = False
+        w = self.word(pos)
+        if w is not None and w.group() == "ROOT" and not text.startswith("=", w.end()):
+            after = self.skip(w.end())
+            if not text.startswith("=", after):  # 'ROOT = ...' names an instruction ROOT
+                is_root = True
+                pos = after
+        name_at = pos
+        pct = text.startswith("%", pos)
+        w = self.word(pos + pct)
+        if w is None:
+            raise self.error(HloParseError, f"expected an instruction name, found {self._found(pos)}", pos)
+        if not pct and text.startswith("=", w.end()):
+            raise self.error(HloParseError, f"'{w.group()}=' reads as an attribute name: write a blank before '=' "
+                             "(or '%' before the name)", w.end())
+        name = w.group()
+        pos = self.expect(w.end(), "=", f"after the instruction name '{name}'")
+        pos = self.skip(pos)
+        shape_end, shape = self._shape(pos)
+        pos = self.skip(shape_end)
+        w = self.word(pos)
+        if w is None:
+            raise self.error(HloParseError, f"expected an opcode, found {self._found(pos)}", pos)
+        opcode = w.group()
+        if spec_of(opcode) is None:  # an opcode, or an async spelling such as custom-call-start
+            raise self.error(HloParseError, unknown_opcode_message(opcode), pos)
+        opened = self.expect(w.end(), "(", f"after the opcode '{opcode}'")
+        close = self.group_end(opened - 1)
+        inner = text[opened : close - 1]
+        payload = None
+        operands: list[str] = []
+        if opcode in PAYLOAD_OPCODES:
+            payload = inner
+        else:
+            operands = self._operands(inner, opened)
+        last = close
+        attrs: list[tuple[str, str]] = []
+        attrs_start = -1
+        while True:
+            p = self.skip(last)
+            if not text.startswith(",", p):
+                break
+            if attrs_start < 0:
+                attrs_start = p
+            attr, last = self._attribute(p)
+            attrs.append(attr)
+        line = self.line_of(name_at)
+        fields = {
+            "name": name, "opcode": OPCODE_SPELLINGS.get(opcode, opcode), "shape": shape, "operands": operands, "attrs": attrs,
+            "is_root": is_root, "line": line, "column": name_at - self.starts[line - 1] + 1,
+            "attrs_span": (attrs_start if attrs_start >= 0 else last, last), "payload": payload,
+        }
+        return fields, last
+
+    def _operands(self, inner: str, base: int) -> list[str]:
+        """Operand names from the text between an opcode's parentheses (at offset ``base``)."""
+        if not inner.strip() or not _clean(inner):
+            return []
+        names: list[str] = []
+        for piece, at in _split_top_level(inner):
+            cleaned = _clean(piece).strip()
+            if not cleaned:
+                raise self.error(HloParseError, "expected an operand after ','",
+                                 base + at + len(piece) - len(piece.lstrip()))
+            m = _OPERAND_NAME.search(cleaned)
+            if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
+                # XLA's parser reads the shape and drops the operand
+                raise self.error(HloParseError, f"operand has a shape but no name: '{cleaned.strip()[:40]}'",
+                                 base + at + len(piece))
+            if m is None:
+                raise self.error(HloParseError, f"expected an operand name, found {cleaned[:40]!r}",
+                                 base + at + len(piece) - len(piece.lstrip()))
+            before = cleaned[: m.start()].strip()
+            name = m.group(2)
+            where = base + at + max(piece.rfind(name), 0)
+            if before:
+                if not (before.startswith("(") or _TYPE_BEFORE_DIMS.match(before)):
+                    raise self.error(HloParseError, f"expected an operand, found {cleaned[:40]!r}",
+                                     base + at + len(piece) - len(piece.lstrip()))
+            elif not m.group(1) and name in ELEMENT_TYPES:
+                # XLA's lexer reads the word as an element type and drops the operand
+                raise self.error(HloParseError, f"operand '{name}' is spelled like an element type; write it "
+                                 f"'%{name}' (XLA's parser does not read it as an operand)", where)
+            names.append(name)
+        return names
+
+    # ------------------------------------------------------------------ checks
+    def _check_operands(self, comp: Computation, instructions: list[Instruction],
+                        by_name: dict[str, Instruction]) -> None:
+        seen: set[str] = set()
+        for instr in instructions:
+            for op in instr.operands:
+                if op not in seen:
+                    at = self._name_offset(instr, op)
+                    if op not in by_name:
+                        raise self.error(HloVerifyError, f"operand '{op}' of '{instr.name}' is not defined in "
+                                         f"computation '{comp.name}'", at)
+                    raise self.error(HloVerifyError, f"operand '{op}' of '{instr.name}' is used before its "
+                                     f"definition on line {by_name[op].line} (each operand must be defined before "
+                                     "its use)", at)
+            seen.add(instr.name)
+
+    def _name_offset(self, instr: Instruction, name: str) -> int:
+        """Offset of ``name`` in the instruction's text (its name's offset when not found)."""
+        span = instr.source_span
+        assert span is not None
+        at = self.text.find(name, span[0], span[1])
+        if at < 0:
+            return self.starts[instr.line - 1] + instr.column - 1
+        return at
+
+    def _check_callees(self) -> None:
+        known = {c.name for c in self.module.computations}
+        for comp, instr in self.callers:
+            if instr.opcode not in NON_CALLER_OPCODES:
+                for callee in attributes.called_computation_names(instr.attrs):
+                    if callee not in known:
+                        raise self.error(HloVerifyError, f"'{instr.name}' calls computation '{callee}', which is not "
+                                         "defined", self._name_offset(instr, callee))
+            for key, value in instr.attrs:
+                if key == "control-predecessors":
+                    for pred in attributes.name_list(value):
+                        if pred not in comp.by_name:
+                            raise self.error(HloVerifyError, f"control predecessor '{pred}' of '{instr.name}' is not "
+                                             f"defined in computation '{comp.name}'", self._name_offset(instr, pred))
+
+
+def _split_top_level(text: str) -> list[tuple[str, int]]:
+    """``text`` cut at the commas outside brackets, strings and comments: (piece, offset)."""
+    pieces = []
+    at = 0
+    for piece in split_top_level(text):
+        pieces.append((piece, at))
+        at += len(piece) + 1
+    return pieces
+
+
+def read_tokens(text: str, filename: str | None) -> Module:
+    """Read ``text`` token by token into a :class:`Module` (every computation built)."""
+    return TokenReader(text, filename).run()
+
+
+def header_last(text: str, after_word: int, filename: str | None = None) -> int:
+    """The end of the last token of the module header whose ``HloModule`` ends at ``after_word``."""
+    return TokenReader(text, filename).header_last(after_word)

@@ -1,0 +1,64 @@
+"""The lines of a module's source, as offsets into it."""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Sequence
+
+_NEWLINE = re.compile("\n")
+_MATCH_END = re.Match.end
+# a line ends at "\n", "\r\n" or a lone "\r", as for XLA's lexer
+_ANY_LINE_END = re.compile(r"\r\n?|\n")
+
+
+def line_starts(text: str) -> array:
+    """Offset of every line start, a line ending at "\\n", "\\r\\n" or a lone "\\r", and a
+    sentinel one past the end (``len(text) + 1``)."""
+    starts = array("q", [0])
+    if "\r" in text:
+        starts.extend(map(_MATCH_END, _ANY_LINE_END.finditer(text)))
+    else:
+        starts.extend(map(_MATCH_END, _NEWLINE.finditer(text)))
+    starts.append(len(text) + 1)
+    return starts
+
+
+class Lines:
+    """The lines of a text (without their "\\n"), sliced out of it on demand.
+
+    Only the start offsets are stored, so a 50 MB module does not hold a second
+    copy of itself as a list of line strings.
+    """
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str, starts: Sequence[int] | None = None) -> None:
+        self.text = text
+        if starts is None:
+            new = array("q", [0])
+            new.extend(map(_MATCH_END, _NEWLINE.finditer(text)))
+            new.append(len(text) + 1)  # sentinel: the last line has no "\n"
+            starts = new
+        self.starts = starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, i: int) -> str:
+        if i < 0:
+            i += len(self)
+        return self.text[self.starts[i] : self.starts[i + 1] - 1]
+
+    def start(self, i: int) -> int:
+        return self.starts[i]
+
+    def end(self, j: int) -> int:
+        """Offset just past line ``j`` including its newline."""
+        return min(self.starts[j + 1], len(self.text))
+
+    def block(self, i: int, j: int) -> str:
+        """Lines i..j joined, without the final newline."""
+        return self.text[self.starts[i] : self.starts[j + 1] - 1]
+
+

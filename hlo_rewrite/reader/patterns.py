@@ -1,0 +1,118 @@
+"""The regular expressions of the line reader: one plain instruction line, its parts, and
+the computation and module headers as XLA prints them.
+
+Only the line reader (:mod:`.plain`) and the one-pass body check (:mod:`.block`) use these;
+the token reader (:mod:`.general`) reads the same syntax token by token.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from operator import itemgetter
+
+from ..lexicon import IDENTIFIER
+from ..opcodes import ALL_CALLEE_ATTRS, OPCODE_NAMES
+
+IDENT = IDENTIFIER
+# the attributes that name called computations, longest first (one alternation)
+_CALLEES = "|".join(sorted(ALL_CALLEE_ATTRS, key=lambda a: (-len(a), a)))
+INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
+# an array shape: element type, dimensions (sizes, `<=N`, `?`; none empty), optional layout;
+# anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
+DIMS_LAYOUT = (
+    r"\[(?:[0-9<=? \t]+(?:,[0-9<=? \t]+)*)?\]"
+    r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
+)
+ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)
+OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
+SHAPE = r"(?:[a-z][a-z0-9]*" + DIMS_LAYOUT + r"|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
+OPERAND = r"[ \t]*(?:" + SHAPE + r"[ \t]+)?%?(" + IDENT + r")[ \t]*"
+OPERAND_ITER = re.compile(r"(?:^|,)" + OPERAND)
+# operands written as bare names (XLA's default since 2025, JAX): checked in one match
+NAMES_ONLY = re.compile(r"[ \t]*%?" + IDENT + r"[ \t]*(?:,[ \t]*%?" + IDENT + r"[ \t]*)*")
+NAME_FIND = re.compile(IDENT)
+# a whole one-line instruction whose operand list holds no parentheses:
+# ROOT, %, name, array shape or none, opcode, operand text, attribute text
+LINE = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)"
+    r"\(([^()\n]*)\)([^\n]*)"
+)
+# name = [shape] opcode(   with an array shape or none: the common case in one match
+COMMON_HEAD = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)\("
+)
+NEWLINE = re.compile("\n")
+PAREN_OR_QUOTE = re.compile(r'[()"]')
+MATCH_END = re.Match.end
+COMMENT = re.compile(r"/\*.*?\*/", re.S)
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + IDENT + r")[ \t]*[({]")
+MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + IDENT + r")")
+CALLEE_RE = re.compile(r"(?:" + _CALLEES + r"|control-predecessors)=")
+NEW_INSTRUCTION = re.compile(
+    r"[ \t]*(?:ROOT[ \t]+)?%?" + IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
+)
+# `, key=%name` or `, key={%a, %b}` for the attributes that name computations
+CALLEE_VALUES = re.compile(r",[ \t]*(" + _CALLEES + r")=(?:%?(" + IDENT + r")|\{([^{}]*)\})")
+NEXT_IS_NAME = re.compile(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
+SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+#: opcodes that never call a computation in XLA: their attributes are not read
+#: for callees while scanning (any other opcode, known or not, is); an attribute
+#: such as ``to_apply`` on them is kept verbatim like any attribute they cannot have
+NON_CALLER_OPCODES: frozenset[str] = frozenset(
+    "abs acos acosh add add-dependency after-all all-gather all-gather-done all-gather-start "
+    "all-reduce-done all-to-all and asin asinh atan atan2 atanh batch-norm-grad "
+    "batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast cbrt ceil cholesky "
+    "clamp count-leading-zeros collective-broadcast collective-permute collective-permute-done "
+    "collective-permute-start compare complex concatenate constant convert convolution copy "
+    "copy-done copy-start cosine cosh divide domain dot dynamic-reshape dynamic-slice "
+    "dynamic-update-slice erf exponential exponential-minus-one fft floor gather "
+    "get-dimension-size get-tuple-element imag infeed iota is-finite log log-plus-one logistic "
+    "maximum minimum mulhi multiply negate not opt-barrier or outfeed pad parameter partition-id "
+    "popcnt power ragged-all-to-all ragged-dot real recv recv-done reduce-precision remainder "
+    "replica-id reshape reverse rng rng-bit-generator rng-get-and-update-state round-nearest-afz "
+    "round-nearest-even rsqrt scaled-dot select send send-done set-dimension-size shift-left "
+    "shift-right-arithmetic shift-right-logical sign sine sinh slice sqrt stochastic-convert "
+    "subtract tan tanh topk transpose triangular-solve tuple xor".split()
+)
+# one operand written as a bare name, perhaps after XLA's /*index=N*/ comment
+BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + IDENT + r"[ \t]*"
+# a tuple shape: parentheses nested up to three deep, no quote (what is inside is read
+# when asked, as on the line-by-line path, which would read a quote as a string)
+TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
+# Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
+# fails sooner, and a name spelled ROOT followed by a blank goes line by line
+P = "+" if sys.version_info >= (3, 11) else ""
+# one plain instruction line, for checking a whole computation body in one pass (after the
+# operands nothing or attributes, which do not end with ',' to go on on the next line):
+# name, element type (none for a tuple shape), opcode, then a parameter's number or a
+# constant's literal, or for any other opcode text that may be bare operand names
+# (checked afterwards for the whole body at once, by NAMES_ONLY or INDEXED_OPERAND_LIST)
+BLOCK_LINE = re.compile(
+    rf"^[ \t]*{P}(?:ROOT[ \t]+)?{P}%?{P}({IDENT}{P})[ \t]*{P}=[ \t]*{P}"
+    rf"(?:([a-z][a-z0-9]*{P}){DIMS_LAYOUT}[ \t]+{P}|{TUPLE_SHAPE}[ \t]+{P})?([a-z][a-z0-9\-]*{P})"
+    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\)(?:[ \t]*,.*|\r?)(?<!,)(?<!,\r)\n",
+    re.M,
+)
+ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))
+#: longest body checked in one pass: a longer one is read line by line, which holds
+#: one line's reading at a time instead of the whole body's (and was as fast, measured)
+BLOCK_MAX_LINES = 5000
+# the same line read for building it: ROOT, %, name, shape, opcode, operand text
+BUILT_LINE = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
+    r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r"|" + TUPLE_SHAPE + r")[ \t]+)?([a-z][a-z0-9\-]*)\(([^()\n]*)\)"
+)
+INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*")
+INDEXED_OPERAND = re.compile(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
+# every byte but brackets and newlines, deleted to check bracket nesting line by line
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")
+#: longest broken item (characters) the grammar is asked to explain precisely
+EXPLAIN_LIMIT = 1 << 20
+PAYLOAD_OPCODES = frozenset({"parameter", "constant"})
+#: one string object per opcode XLA knows (an instruction shares it); a spelling not in it is
+#: not an opcode
+OPCODE_SPELLINGS: dict[str, str] = {name: name for name in OPCODE_NAMES}

@@ -1,0 +1,681 @@
+"""Strict mode: reject what XLA's HLO parser rejects, with the place and the reason.
+
+:func:`check_module` runs after the module has been read (every computation built) and walks
+each instruction's source text once more with the opcode table (:mod:`hlo_rewrite.opcodes`),
+the lexicon (:mod:`hlo_rewrite.lexicon`), the value readers (:mod:`hlo_rewrite.values`) and the
+literal checks (:mod:`hlo_rewrite.literals`). Every step is linear in the text: no grammar runs
+over whole modules or long literals.
+
+What it rejects, as XLA's parser does:
+
+- an opcode XLA does not know; an operand count other than the opcode's arity (and the
+  even/odd/at-least counts of reduce, reduce-window, scatter, dynamic-slice, ...);
+- an attribute the opcode does not take, an attribute given twice, a missing required one;
+- an attribute value of the wrong kind (``constrain_layout=TRUE``, ``channel_id=x``,
+  ``api_version=API_VERSION_NOPE``, iota groups without ``T(...)``, ...);
+- a called computation that is not defined before its use (``true_computation= %nope``), a
+  control predecessor that is not defined before its use;
+- a constant out of its type's range or whose literal does not have the declared shape;
+- a declared operand shape (``f32[4] %p``) that differs from the operand's own shape;
+- the async rules: ``async-start`` has shape ``((operands), outputs, state)``,
+  ``async-update``/``async-done`` take one async operand that is not an ``async-done``, keep
+  the wrapped opcode and ``calls=`` of their start, and ``async-update`` keeps its shape;
+- a duplicate parameter number; header attributes XLA does not know or cannot read.
+
+``api_version=API_VERSION_UNSPECIFIED`` is accepted (see ``docs/decisions.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from . import lexicon
+from .errors import HloError, HloParseError
+from .literals import check_literal
+from .opcodes import (
+    ATTRIBUTE_KINDS,
+    MODULE_ATTRS,
+    AttrSpec,
+    Kind,
+    OpcodeSpec,
+    closest_opcode,
+    spec_of,
+    split_async_opcode,
+)
+from .shapes import Shape, parse_shape
+from .values import ValueReadError, read
+
+if TYPE_CHECKING:
+    from .ir import Computation, Instruction, Module
+
+__all__ = ["check_header", "check_module", "compatible"]
+
+_NAME_AT = re.compile(r"%?(" + lexicon.IDENTIFIER + r")")
+_ARRAY_SHAPE_AT = re.compile(r"[a-z][a-z0-9]*[ \t]*\[[^\]\n]*\](?:[ \t]*\{[^{}\n]*\})?")
+_ATTR_NAME_AT = lexicon.ATTRIBUTE_NAME_RE
+
+# the plain one-line spellings, for the fast reading
+_ID = lexicon.IDENTIFIER
+_ARRAY = r"[a-z][a-z0-9]*\[[0-9,<=? \t]*\](?:\{[^{}\n]*\})?"
+_TUPLE = r"\((?:[^()\n]|\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\))*\)"
+_SHAPE = "(?:" + _ARRAY + "|" + _TUPLE + ")"
+_FAST_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?(" + _ID + r")[ \t]*=[ \t]*(?:(" + _SHAPE
+                        + r")[ \t]+)?([a-z][a-z0-9\-]*)\(")
+_PLAIN_OPERANDS = re.compile(r"[ \t]*(?:%?" + _ID + r"[ \t]*(?:,[ \t]*%?" + _ID + r"[ \t]*)*)?")
+_FAST_OPERAND = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
+_STR = r'"(?:[^"\\\n]|\\.)*"'
+_B0 = r"\{(?:[^{}\"\n]|" + _STR + r")*\}"
+_B1 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B0 + r")*\}"
+_B2 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B1 + r")*\}"
+_B3 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B2 + r")*\}"
+_WORDS = r"[^,{}\"()\[\]\n]+"
+_IOTA = r"\[[0-9, \t]*\][ \t]*<=[ \t]*\[[0-9, \t]*\](?:[ \t]*T\([0-9, \t]*\))?"
+_FAST_ATTR = re.compile(r"[ \t]*,[ \t]*(" + _ID + r")=(" + _STR + "|" + _B3 + "|" + _IOTA + "|"
+                        + _WORDS + r")[ \t]*(?=,|\r?\n?$)")
+
+#: operand counts beyond a fixed arity: (test, message)
+_COUNT_RULES = {
+    "reduce": (lambda n: n % 2 == 0, "expects an even number of operands, but has {n} operands"),
+    "reduce-window": (lambda n: n % 2 == 0, "expects an even number of operands, but has {n} operands"),
+    "scatter": (lambda n: n % 2 == 1, "expects an odd number of operands, but has {n} operands"),
+    "dynamic-slice": (lambda n: n >= 1, "Expected at least one operand."),
+    "dynamic-update-slice": (lambda n: n >= 2, "Expected at least two operands."),
+    "dynamic-reshape": (lambda n: n >= 1, "Expected at least one operand."),
+    "conditional": (lambda n: n >= 2, "expects a branch index and at least one branch operand"),
+    "collective-permute": (lambda n: n in (1, 4), "expects 1 operand, or 4 with slice_sizes"),
+}
+_REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
+_CACHE_SIZE = 1 << 14
+
+#: attributes whose int list must hold exactly one entry
+_ONE_DIMENSION = {"sort", "concatenate", "all-gather", "all-gather-start", "reduce-scatter", "scan",
+                  "get-dimension-size", "set-dimension-size", "all-to-all", "ragged-all-to-all"}
+
+
+class _Instr:
+    """One instruction's source read again: where each piece is, in its own text."""
+
+    __slots__ = ("text", "shape_text", "opcode_at", "operands", "names", "operands_at",
+                 "operands_end", "attrs")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.shape_text: tuple[str, int] | None = None
+        self.opcode_at = 0
+        #: (shape, at, name, name_at) of each operand; None until needed when no operand has a shape
+        self.operands: list[tuple[str | None, int, str, int]] | None = []
+        self.names: list[str] = []
+        self.operands_at = 0
+        self.operands_end = 0
+        self.attrs: list[tuple[str, int, str, int]] = []  # name, at, value, value_at
+
+
+class _Checker:
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.filename = module.filename
+        self.defined: set[str] = set()  # computations defined so far
+        #: (attribute, value text) -> value read, for the values a module repeats
+        self.values: dict[tuple[str, str], object] = {}
+
+    # ----------------------------------------------------------------- errors
+    def error(self, instr: Instruction, text: str, offset: int, message: str) -> HloParseError:
+        line = instr.line + text.count("\n", 0, offset)
+        start = text.rfind("\n", 0, offset) + 1
+        end = text.find("\n", offset)
+        src = text[start : end if end >= 0 else len(text)].rstrip("\r")
+        return HloParseError(message, filename=self.filename, line=line, column=offset - start + 1,
+                             source_line=src)
+
+    # ----------------------------------------------------------------- reading
+    def read(self, instr: Instruction, text: str) -> _Instr:
+        if "/*" not in text and "//" not in text:
+            r = self._read_fast(instr, text)
+            if r is not None:
+                return r
+        return self._read_careful(instr, text)
+
+    def _read_fast(self, instr: Instruction, text: str) -> _Instr | None:
+        """The plain one-line spellings XLA prints, read with a few regular expressions;
+        None for anything else (then the careful reading decides)."""
+        m = _FAST_HEAD.match(text)
+        if m is None or m.group(3) != instr.opcode:
+            return None
+        r = _Instr(text)
+        if m.group(2) is not None:
+            r.shape_text = (m.group(2), m.start(2))
+        r.opcode_at = m.start(3)
+        open_at = m.end()
+        if instr.opcode == "constant":
+            try:
+                close = lexicon.matching_close(text, open_at - 1)
+            except ValueError:
+                return None
+        else:
+            close = text.find(")", open_at) + 1
+            if close <= 0 or "(" in text[open_at:close]:
+                return None
+        r.operands_at, r.operands_end = open_at, close - 1
+        if instr.opcode not in ("parameter", "constant"):
+            pos = open_at
+            end = close - 1
+            inner = text[pos:end]
+            if _PLAIN_OPERANDS.fullmatch(inner) is not None:
+                r.operands = None
+                if inner.strip(" \t"):
+                    r.names = [x.strip(" \t").lstrip("%") for x in inner.split(",")]
+            elif inner.strip(" \t"):
+                operand = _FAST_OPERAND.match
+                while True:
+                    o = operand(text, pos, end)
+                    if o is None:
+                        return None
+                    r.operands.append((o.group(1), o.start(1), o.group(2), o.start(2)))  # type: ignore[union-attr]
+                    r.names.append(o.group(2))
+                    pos = o.end()
+                    if pos >= end:
+                        break
+        pos = close
+        n = len(text.rstrip("\r\n"))
+        attr = _FAST_ATTR.match
+        while pos < n:
+            a = attr(text, pos, n)
+            if a is None:
+                rest = text[pos:n]
+                if rest.strip(" \t"):
+                    return None
+                break
+            r.attrs.append((a.group(1), a.start(1), a.group(2), a.start(2)))
+            pos = a.end()
+        return r
+
+    def _read_careful(self, instr: Instruction, text: str) -> _Instr:
+        r = _Instr(text)
+        fail = self.error
+        pos = lexicon.skip_trivia(text, 0)
+        if text.startswith("ROOT", pos):
+            pos = lexicon.skip_trivia(text, pos + 4)
+        m = _NAME_AT.match(text, pos)
+        assert m is not None  # the reader has read the name
+        pos = lexicon.skip_trivia(text, m.end())
+        assert text.startswith("=", pos)
+        pos = lexicon.skip_trivia(text, pos + 1)
+        if not text.startswith(instr.opcode, pos) or _is_shape_start(text, pos):
+            end = self._shape_end(instr, text, pos)
+            r.shape_text = (text[pos:end], pos)
+            pos = lexicon.skip_trivia(text, end)
+        r.opcode_at = pos
+        pos = lexicon.skip_trivia(text, pos + len(instr.opcode))
+        if not text.startswith("(", pos):
+            raise fail(instr, text, pos, f"expects '(' after the opcode {instr.opcode}")
+        try:
+            close = lexicon.matching_close(text, pos)
+        except ValueError as exc:
+            raise fail(instr, text, pos, str(exc)) from None
+        r.operands_at, r.operands_end = pos + 1, close - 1
+        if instr.opcode not in ("parameter", "constant"):
+            self._read_operands(instr, r)
+        self._read_attrs(instr, r, close)
+        return r
+
+    def _shape_end(self, instr: Instruction, text: str, pos: int) -> int:
+        if text.startswith("(", pos):
+            try:
+                return lexicon.matching_close(text, pos)
+            except ValueError as exc:
+                raise self.error(instr, text, pos, str(exc)) from None
+        m = _ARRAY_SHAPE_AT.match(text, pos)
+        if m is None:
+            raise self.error(instr, text, pos, "expects a shape")
+        return m.end()
+
+    def _read_operands(self, instr: Instruction, r: _Instr) -> None:
+        text = r.text
+        pos = lexicon.skip_trivia(text, r.operands_at)
+        if pos >= r.operands_end:
+            return
+        while True:
+            shape: str | None = None
+            shape_at = pos
+            if text.startswith("(", pos) or _is_shape_start(text, pos):
+                end = self._shape_end(instr, text, pos)
+                shape = text[pos:end]
+                pos = lexicon.skip_trivia(text, end)
+            m = _NAME_AT.match(text, pos)
+            if m is None or m.end() > r.operands_end:
+                raise self.error(instr, text, pos, "expects an operand name")
+            r.operands.append((shape, shape_at, m.group(1), pos))  # type: ignore[union-attr]
+            r.names.append(m.group(1))
+            pos = lexicon.skip_trivia(text, m.end())
+            if pos >= r.operands_end:
+                return
+            if text[pos] != ",":
+                raise self.error(instr, text, pos, "expects ',' or ')' after an operand")
+            pos = lexicon.skip_trivia(text, pos + 1)
+            if pos >= r.operands_end:
+                raise self.error(instr, text, pos, "expects an operand after ','")
+
+    def _operand_at(self, instr: Instruction, r: _Instr, k: int) -> int:
+        """Where operand ``k`` is written (read carefully when the fast reading kept no places)."""
+        if r.operands is None:
+            r.operands, names = [], r.names
+            r.names = []
+            self._read_operands(instr, r)
+            r.names = names
+        return r.operands[k][3]
+
+    def _read_attrs(self, instr: Instruction, r: _Instr, pos: int) -> None:
+        text = r.text
+        n = len(text)
+        while True:
+            pos = lexicon.skip_trivia(text, pos)
+            if pos >= n:
+                return
+            if text[pos] != ",":
+                raise self.error(instr, text, pos, f"expects ',' before an attribute, found {text[pos]!r}")
+            pos = lexicon.skip_trivia(text, pos + 1)
+            m = _ATTR_NAME_AT.match(text, pos)
+            if m is None:
+                raise self.error(instr, text, pos, "expects an attribute name=value")
+            vstart = m.end()
+            try:
+                vend = lexicon.find_top_level(text, vstart)
+            except ValueError as exc:
+                raise self.error(instr, text, vstart, str(exc)) from None
+            r.attrs.append((m.group(1), pos, text[vstart:vend], vstart))
+            pos = vend
+
+    # ----------------------------------------------------------------- checks
+    def check(self) -> None:
+        self.check_header()
+        for comp in self.module.computations:
+            self.check_computation(comp)
+            self.defined.add(comp.name)
+
+    def check_header(self) -> None:
+        for name, at, value, vat in _header_attrs(self.module.source):
+            spec = MODULE_ATTRS.get(name)
+            if spec is None:
+                raise self._header_error(at, f'unexpected attribute "{name}" in the module header. '
+                                         f"Allowed attributes: {', '.join(sorted(MODULE_ATTRS))}")
+            self._value_in_header(spec, value, vat)
+
+    def _header_error(self, offset: int, message: str) -> HloParseError:
+        src = self.module.source
+        line = src.count("\n", 0, offset) + 1
+        start = src.rfind("\n", 0, offset) + 1
+        end = src.find("\n", offset)
+        return HloParseError(message, filename=self.filename, line=line, column=offset - start + 1,
+                             source_line=src[start : end if end >= 0 else len(src)].rstrip("\r"))
+
+    def _value_in_header(self, spec: AttrSpec, value: str, at: int) -> None:
+        try:
+            if spec.name == "entry_computation_layout":
+                _check_layout(value)
+            else:
+                read(spec.kind, value, spec.name)
+        except ValueReadError as exc:
+            raise self._header_error(at + exc.offset, f"error parsing attribute {spec.name}: {exc.message}") from None
+
+    def check_computation(self, comp: Computation) -> None:
+        params: dict[int, str] = {}
+        local: dict[str, Instruction] = {}
+        for instr in comp.instructions:
+            text = instr.text
+            if text is not None:
+                self.check_instruction(instr, text, local, params)
+            local[instr.name] = instr
+
+    def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],
+                          params: dict[int, str]) -> None:
+        r = self.read(instr, text)
+        text = r.text
+        opcode = instr.opcode
+        spec = spec_of(opcode)
+        if spec is None:
+            close = closest_opcode(opcode)
+            hint = f" (did you mean '{close}'?)" if close else ""
+            raise self.error(instr, text, r.opcode_at, f"unknown opcode '{opcode}'{hint}")
+        shape = self._shape(instr, r)
+        wrapped = split_async_opcode(opcode)
+        if opcode == "parameter":
+            self._check_parameter(instr, r, params)
+        elif opcode == "constant":
+            if shape is None:
+                raise self.error(instr, text, r.opcode_at, "a constant needs its shape")
+            try:
+                check_literal(shape, text[r.operands_at : r.operands_end], r.operands_at)
+            except ValueReadError as exc:
+                raise self.error(instr, text, exc.offset, exc.message) from None
+        else:
+            self._check_operands(instr, r, spec, local)
+        attrs = self._check_attrs(instr, r, spec, wrapped, local)
+        self._check_rules(instr, r, spec, shape, attrs, local, wrapped)
+
+    def _shape(self, instr: Instruction, r: _Instr) -> Shape | None:
+        if r.shape_text is None:
+            return None
+        text, at = r.shape_text
+        try:
+            return parse_shape(_no_comments(text))
+        except HloError as exc:
+            raise self.error(instr, r.text, at, exc.message) from None
+
+    def _check_parameter(self, instr: Instruction, r: _Instr, params: dict[int, str]) -> None:
+        body = r.text[r.operands_at : r.operands_end]
+        try:
+            number = read(Kind.INT, body)
+        except ValueReadError as exc:
+            raise self.error(instr, r.text, r.operands_at + exc.offset,
+                             f"expects a parameter number: {exc.message}") from None
+        assert isinstance(number, int)
+        if number < 0:
+            raise self.error(instr, r.text, r.operands_at, "parameter number must be >= 0")
+        if number in params:
+            raise self.error(instr, r.text, r.operands_at, f"Duplicate parameter number {number} "
+                             f"(also '{params[number]}')")
+        params[number] = instr.name
+
+    def _check_operands(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
+                        local: dict[str, Instruction]) -> None:
+        n = len(r.names)
+        if spec.arity is not None and n != spec.arity:
+            raise self.error(instr, r.text, r.operands_at - 1,
+                             f"expects {spec.arity} operands, but has {n} operands")
+        rule = _COUNT_RULES.get(spec.name)
+        if rule is not None and not rule[0](n):
+            raise self.error(instr, r.text, r.operands_at - 1, rule[1].format(n=n))
+        for shape_text, at, name, _name_at in r.operands or ():
+            if shape_text is None:
+                continue
+            producer = local.get(name)
+            if producer is None or producer.shape is None:
+                continue
+            try:
+                declared = parse_shape(_no_comments(shape_text))
+            except HloError as exc:
+                raise self.error(instr, r.text, at, exc.message) from None
+            own = parse_shape(producer.shape)
+            if not compatible(declared, own):
+                raise self.error(instr, r.text, at,
+                                 f"the declared operand shape {declared.text()} is not compatible with "
+                                 f"the shape {own.text()} of '{name}'")
+
+    def _check_attrs(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
+                     wrapped: tuple[str, str] | None, local: dict[str, Instruction]) -> dict[str, object]:
+        allowed, required = _allowed(instr.opcode, spec, wrapped)
+        values: dict[str, object] = {}
+        cache = self.values
+        for name, at, value, vat in r.attrs:
+            if name in values:
+                raise self.error(instr, r.text, at, f"attribute {name} already exists")
+            a = allowed.get(name)
+            if a is None:
+                listed = ", ".join(sorted(allowed))
+                raise self.error(instr, r.text, at, f'unexpected attribute "{name}" for {instr.opcode}. '
+                                 f"Allowed attributes: {listed}")
+            key = (name, value)
+            got = cache.get(key, cache)
+            if got is cache:
+                try:
+                    got = read(a.kind, value, name)
+                except ValueReadError as exc:
+                    raise self.error(instr, r.text, vat + exc.offset,
+                                     f"error parsing attribute {name}: {exc.message}") from None
+                if len(cache) > _CACHE_SIZE:
+                    cache.clear()
+                cache[key] = got
+            values[name] = got
+            if a.kind in _REFERENCE_KINDS:
+                self._check_reference(instr, r, name, a.kind, got, vat, local)
+        spec_name = spec.name
+        if spec_name == "conditional" and r.names:
+            required = required | self._branch_attrs(instr, r, local)
+        if spec_name == "broadcast" and r.names:
+            producer = local.get(r.names[0])
+            if producer is not None and producer.shape is not None and parse_shape(producer.shape).rank:
+                required = required | {"dimensions"}
+        if len(values) >= len(required) and required.issubset(values):
+            return values
+        for name in sorted(required):
+            if name not in values:
+                raise self.error(instr, r.text, r.operands_end + 1,
+                                 f"attribute {name} is expected but not seen")
+        return values
+
+    def _branch_attrs(self, instr: Instruction, r: _Instr, local: dict[str, Instruction]) -> set[str]:
+        producer = local.get(r.names[0])
+        if producer is None or producer.shape is None:
+            return set()
+        index = parse_shape(producer.shape)
+        if index.is_tuple or index.rank:
+            raise self.error(instr, r.text, self._operand_at(instr, r, 0), "The first operand must be a scalar")
+        if index.element_type == "pred":
+            names = {"true_computation", "false_computation"}
+        elif index.element_type == "s32":
+            names = {"branch_computations"}
+        else:
+            raise self.error(instr, r.text, self._operand_at(instr, r, 0),
+                             "The first operand must be a scalar of PRED or S32")
+        other = {"true_computation", "false_computation", "branch_computations"} - names
+        for name, at, _value, _vat in r.attrs:
+            if name in other:
+                raise self.error(instr, r.text, at, f'unexpected attribute "{name}" for a conditional on '
+                                 f"{index.element_type}")
+        return names
+
+    def _check_reference(self, instr: Instruction, r: _Instr, name: str, kind: str, value: object,
+                         at: int, local: dict[str, Instruction]) -> None:
+        if kind == Kind.COMPUTATION:
+            names = [str(value)]
+        elif kind in (Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST):
+            names = [str(v) for v in value]  # type: ignore[attr-defined]
+        else:
+            return
+        for ref in names:
+            if kind == Kind.INSTRUCTION_LIST:
+                if ref not in local:
+                    raise self.error(instr, r.text, _find_word(r.text, ref, at),
+                                     f"instruction '{ref}' is not defined")
+            elif ref not in self.defined:
+                known = any(c.name == ref for c in self.module.computations)
+                why = "is defined after its use" if known else "does not exist"
+                raise self.error(instr, r.text, _find_word(r.text, ref, at),
+                                 f"computation '{ref}' {why} (XLA reads callees before their callers)")
+
+    def _check_rules(self, instr: Instruction, r: _Instr, spec: OpcodeSpec, shape: Shape | None,
+                     attrs: dict[str, object], local: dict[str, Instruction],
+                     wrapped: tuple[str, str] | None) -> None:
+        name = spec.name
+        if name in _ONE_DIMENSION and "dimensions" in attrs:
+            dims = attrs["dimensions"]
+            if len(dims) != 1:  # type: ignore[arg-type]
+                at = next(vat for k, _a, _v, vat in r.attrs if k == "dimensions")
+                raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
+        if name == "collective-permute" or name == "collective-permute-start":
+            pairs = attrs.get("source_target_pairs", [])
+            if any(len(p) != 2 for p in pairs):  # type: ignore[attr-defined]
+                at = next(vat for k, _a, _v, vat in r.attrs if k == "source_target_pairs")
+                raise self.error(instr, r.text, at, "expects 'source_target_pairs=' to be a list of pairs")
+        if name == "custom-call" and "to_apply" in attrs and "called_computations" in attrs:
+            at = next(a for k, a, _v, _vat in r.attrs if k == "to_apply")
+            raise self.error(instr, r.text, at, "A single instruction can't have both to_apply and "
+                             "called_computations")
+        if name in ("async-start", "async-update", "async-done"):
+            self._check_async(instr, r, name, shape, attrs, local, wrapped)
+
+    def _check_async(self, instr: Instruction, r: _Instr, name: str, shape: Shape | None,
+                     attrs: dict[str, object], local: dict[str, Instruction],
+                     wrapped: tuple[str, str] | None) -> None:
+        if name == "async-start":
+            if shape is None or not shape.is_tuple or len(shape.tuple_shapes) < 2 or (
+                not shape.tuple_shapes[0].is_tuple
+            ):
+                at = r.shape_text[1] if r.shape_text else r.opcode_at
+                raise self.error(instr, r.text, at, "AsyncStart expects the op shape to be in the form of "
+                                 "((async-operands), async-outputs, state).")
+            return
+        producer = local.get(r.names[0]) if len(r.names) == 1 else None
+        start_op = producer.opcode if producer is not None else ""
+        start_spec = spec_of(start_op)
+        if producer is None or start_spec is None or start_spec.name not in ("async-start", "async-update"):
+            raise self.error(instr, r.text, r.operands_at - 1,
+                             "AsyncUpdate and AsyncDone expect a single async op as their operand.")
+        if name == "async-update" and shape is not None and producer.shape is not None:
+            if not _same_shape(shape, parse_shape(producer.shape)):
+                raise self.error(instr, r.text, r.shape_text[1] if r.shape_text else r.opcode_at,
+                                 "AsyncUpdate expects the op shape to be the same as the operand shape.")
+        start_wrapped = split_async_opcode(start_op)
+        if wrapped is not None:
+            mine = wrapped[1]
+            theirs = start_wrapped[1] if start_wrapped else None
+            if theirs != mine:
+                raise self.error(instr, r.text, r.opcode_at,
+                                 f"Expect async wrapped opcode to be {theirs or 'the one of ' + producer.name}, "
+                                 f"but got {mine}")
+        if "calls" in attrs:
+            theirs = _calls_of(producer, local)
+            if theirs is not None and theirs != attrs["calls"]:
+                at = next(vat for k, _a, _v, vat in r.attrs if k == "calls")
+                raise self.error(instr, r.text, at, f"Expect async_wrapped_computation to be {theirs}, "
+                                 f"but got {attrs['calls']}")
+
+
+_ALLOWED: dict[str, tuple[dict[str, AttrSpec], frozenset[str]]] = {}
+
+
+def _allowed(opcode: str, spec: OpcodeSpec, wrapped: tuple[str, str] | None,
+             ) -> tuple[dict[str, AttrSpec], frozenset[str]]:
+    """The attributes an opcode as written takes, and those it requires."""
+    got = _ALLOWED.get(opcode)
+    if got is not None:
+        return got
+    allowed = dict(spec.attrs)
+    if wrapped is not None and wrapped[0] == "async-start":
+        # custom-call-start: the wrapped opcode's attributes, and async-start's own but calls=
+        inner = spec_of(wrapped[1])
+        assert inner is not None
+        allowed.update(inner.attrs)
+        allowed.pop("calls", None)
+    elif wrapped is not None:
+        allowed.pop("calls", None)
+    required = frozenset(k for k, a in allowed.items() if a.required)
+    if wrapped is not None and wrapped[0] == "async-start":
+        required = required - {"calls"}
+    got = _ALLOWED[opcode] = (allowed, required)
+    return got
+
+
+def _calls_of(instr: Instruction, local: dict[str, Instruction]) -> str | None:
+    """The computation an async chain runs (from its start)."""
+    seen = 0
+    while instr is not None and seen < 10000:
+        spec = spec_of(instr.opcode)
+        if spec is not None and spec.name == "async-start":
+            text = instr.attr_text("calls")
+            return text.strip().lstrip("%") if text else None
+        if not instr.operands:
+            return None
+        instr = local.get(instr.operands[0])  # type: ignore[assignment]
+        seen += 1
+    return None
+
+
+def _is_shape_start(text: str, pos: int) -> bool:
+    if text.startswith("(", pos):
+        return True
+    m = re.match(r"([a-z][a-z0-9]*)[ \t]*\[", text[pos : pos + 24])
+    return m is not None and m.group(1) in lexicon.ELEMENT_TYPES
+
+
+def _find_word(text: str, word: str, at: int) -> int:
+    i = text.find(word, at)
+    return i if i >= 0 else at
+
+
+def _no_comments(text: str) -> str:
+    if "/" not in text:
+        return text.strip()
+    return re.sub(r"/\*.*?\*/", " ", text, flags=re.S).strip()
+
+
+def _same_shape(a: Shape, b: Shape) -> bool:
+    return a.text() == b.text() if a.layout and b.layout else compatible(a, b)
+
+
+def compatible(a: Shape, b: Shape) -> bool:
+    """Shapes equal but for their layouts (XLA's ``ShapeUtil::Compatible``)."""
+    if a.is_tuple or b.is_tuple:
+        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
+                and all(compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True)))
+    return a.element_type == b.element_type and a.dims == b.dims and (
+        (a.dynamic or (False,) * a.rank) == (b.dynamic or (False,) * b.rank))
+
+
+def _check_layout(value: str) -> None:
+    """``{(f32[2]{0}, s32[])->f32[2]{0}}``: the shapes of an entry computation layout."""
+    body = _no_comments(value)
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueReadError("expects {(parameter shapes)->result shape}", 0)
+    inner = body[1:-1].strip()
+    if not inner.startswith("("):
+        raise ValueReadError("expects ( before parameter shape list", value.find(inner[:1]))
+    close = lexicon.matching_close(inner, 0)
+    params, rest = inner[1 : close - 1], inner[close:].strip()
+    if not rest.startswith("->"):
+        raise ValueReadError("expects -> before result shape", value.find(rest[:2]) if rest else 0)
+    pieces = lexicon.split_top_level(params) if params.strip() else []
+    for piece in [*pieces, rest[2:]]:
+        try:
+            parse_shape(piece.strip())
+        except HloError as exc:
+            raise ValueReadError(exc.message, max(0, value.find(piece.strip()))) from None
+
+
+def _header_attrs(source: str) -> Iterator[tuple[str, int, str, int]]:
+    """``(name, offset, value, value offset)`` of each attribute on the ``HloModule`` line."""
+    pos = lexicon.skip_trivia(source, 0)
+    if not source.startswith("HloModule", pos):
+        return
+    m = _NAME_AT.match(source, lexicon.skip_trivia(source, pos + len("HloModule")))
+    if m is None:
+        return
+    pos = m.end()
+    while True:
+        pos = lexicon.skip_trivia(source, pos)
+        if not source.startswith(",", pos):
+            return
+        pos = lexicon.skip_trivia(source, pos + 1)
+        a = _ATTR_NAME_AT.match(source, pos)
+        if a is None:
+            return
+        vstart = a.end()
+        line_end = source.find("\n", vstart)
+        try:  # a value ends at the line's end, unless its brackets go on
+            vend = lexicon.find_top_level(source, vstart, ",", line_end if line_end >= 0 else None)
+        except ValueError:
+            try:
+                vend = lexicon.find_top_level(source, vstart, ",")
+            except ValueError:
+                return
+        yield a.group(1), pos, source[vstart:vend], vstart
+        if vend == line_end:
+            return
+        pos = vend
+
+
+def check_header(module: Module) -> None:
+    """Check the attributes of the ``HloModule`` line (names and values), as XLA reads them."""
+    _Checker(module).check_header()
+
+
+def check_module(module: Module) -> None:
+    """Raise :class:`~hlo_rewrite.errors.HloParseError` at the first thing in ``module`` that
+    XLA's parser rejects (see the module documentation)."""
+    _Checker(module).check()
+
+
+# the attribute names the table knows, for messages that list them
+KNOWN_ATTRIBUTES = frozenset(ATTRIBUTE_KINDS)

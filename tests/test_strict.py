@@ -1,0 +1,192 @@
+"""Strict mode rejects what XLA's parser rejects, each time with the file, line, column and why.
+
+Cases are built from the checks in XLA's parser (``xla/hlo/parser/hlo_parser.cc``); the same
+texts go through XLA itself in ``test_strict_xla.py`` where jaxlib is installed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hlo_rewrite import HloError, parse_module
+from hlo_rewrite.errors import HloParseError
+
+ADD = """add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+"""
+
+
+def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> str:
+    """A module whose ENTRY holds ``body`` (one instruction per line, indented by the caller)."""
+    return f"{head}{before}\nENTRY e {{\n{body}}}\n"
+
+
+#: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
+REJECTED: list[tuple[str, str, int, int, str]] = [
+    ("operand count", module("  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p, p)\n"),
+     11, 24, "expects 1 operands, but has 2 operands"),
+    ("operand count, % names", module("  %p = f32[] parameter(0)\n  ROOT %r = f32[] negate(%p, %p)\n"),
+     11, 25, "expects 1 operands, but has 2 operands"),
+    ("no operands for add", module("  ROOT r = f32[] add()\n"), 10, 21, "expects 2 operands, but has 0"),
+    ("attribute the opcode does not take", module("  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p), foo=bar\n"),
+     11, 29, 'unexpected attribute "foo" for negate'),
+    ("missing required attribute", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p)\n"),
+     11, 32, "attribute to_apply is expected but not seen"),
+    ("attribute twice", module('  p = f32[8] parameter(0)\n  ROOT r = f32[8] custom-call(p), custom_call_target="x", '
+                               'custom_call_target="y"\n'), 11, 59, "attribute custom_call_target already exists"),
+    ("boolean in capitals", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+                                   "constrain_layout=TRUE\n"), 11, 65, "expected true or false, found 'TRUE'"),
+    ("integer attribute", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+                                 "channel_id=x\n"), 11, 59, "expected an integer"),
+    ("int32 attribute out of range", module("  p = f32[] parameter(0)\n  ROOT r = (f32[], f32[], u32[]) "
+                                            "copy-start(p), cross_program_prefetch_index=3000000000\n"),
+     11, 78, "value out of range for int32"),
+    ("s8 constant out of range", module("  ROOT c = s8[] constant(300)\n"), 10, 26,
+     "value 300 is out of range for literal's primitive type S8 namely [-128, 127]"),
+    ("u32 constant negative", module("  ROOT c = u32[] constant(-1)\n"), 10, 27,
+     "value -1 is out of range for literal's primitive type U32 namely [0, 4294967295]"),
+    ("u64 constant negative", module("  ROOT c = u64[] constant(-1)\n"), 10, 27, "out of range"),
+    ("s64 constant beyond int64", module("  ROOT c = s64[] constant(9223372036854775808)\n"), 10, 27, "out of range"),
+    ("f16 constant out of range", module("  ROOT c = f16[] constant(70000)\n"), 10, 27,
+     "value 70000 is out of range for literal's primitive type F16"),
+    ("f8e4m3fn constant out of range", module("  ROOT c = f8e4m3fn[] constant(1e3)\n"), 10, 32, "out of range"),
+    ("float in an integer constant", module("  ROOT c = s32[] constant(1.5)\n"), 10, 27,
+     "expects integer for primitive type S32"),
+    ("too few elements", module("  ROOT c = s32[3] constant({1, 2})\n"), 10, 33,
+     "expects 3 elements in the []th element, but sees 2"),
+    ("too many elements", module("  ROOT c = s32[2] constant({1, 2, 3})\n"), 10, 29,
+     "expects 2 elements on the minor-most dimension, but sees more"),
+    ("nesting deeper than the rank", module("  ROOT c = s32[2] constant({{1}, {2}})\n"), 10, 29,
+     "expects nested array in rank 1, but sees larger"),
+    ("rows of the wrong length", module("  ROOT c = s32[2,2] constant({{1, 2}, {3}})\n"), 10, 41,
+     "expects 2 elements in the [1]th element, but sees 1"),
+    ("scalar literal for an array", module("  ROOT c = f32[2] constant(1)\n"), 10, 28,
+     "expects a nested array of rank 1 in braces"),
+    ("braces for a scalar", module("  ROOT c = f32[] constant({1})\n"), 10, 27, "expects nested array in rank 0"),
+    ("tuple literal of the wrong length", module("  ROOT c = (f32[], s32[]) constant((1))\n"), 10, 36,
+     "expects 2 tuple elements, sees 1"),
+    ("token constant", module("  ROOT c = token[] constant(0)\n"), 10, 29, "cannot be written"),
+    ("api_version unknown", module('  p = f32[8] parameter(0)\n  ROOT r = f32[8] custom-call(p), custom_call_target="x", '
+                                   "api_version=API_VERSION_NOPE\n"), 11, 71,
+     "'API_VERSION_NOPE' is not a value of api_version"),
+    ("comparison direction", module("  p = f32[] parameter(0)\n  ROOT r = pred[] compare(p, p), direction=LESS\n"),
+     11, 44, "'LESS' is not a value of direction"),
+    ("iota groups without T", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+                                     "replica_groups=[2,4]<=[2,4]\n"), 11, 75, "'T('"),
+    ("declared operand shape", module("  p = f32[8] parameter(0)\n  ROOT r = f32[4] negate(f32[4] p)\n"),
+     11, 26, "the declared operand shape f32[4] is not compatible with the shape f32[8] of 'p'"),
+    ("unknown computation after '= '", module(
+        "  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n"
+        "  ROOT r = f32[] conditional(p, x, x), true_computation= %nope, false_computation=add\n"),
+     12, 59, "computation 'nope' does not exist"),
+    ("callee defined after its use", "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+     "  ROOT r = f32[4] all-reduce(p), to_apply=add\n}\n\n" + ADD, 5, 43, "computation 'add' is defined after its use"),
+    ("control predecessor defined later", module("  p = f32[] parameter(0), control-predecessors={q}\n"
+                                                 "  q = f32[] parameter(1)\n  ROOT r = f32[] add(p, q)\n"),
+     10, 49, "instruction 'q' is not defined"),
+    ("conditional on f32", module("  p = f32[] parameter(0)\n  ROOT r = f32[] conditional(p, p), "
+                                  "branch_computations={add}\n"), 11, 30, "must be a scalar of PRED or S32"),
+    ("conditional on pred without branches", module("  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n"
+                                                    "  ROOT r = f32[] conditional(p, x)\n"),
+     12, 35, "attribute false_computation is expected but not seen"),
+    ("broadcast of an array without dimensions", module("  p = f32[2] parameter(0)\n  ROOT b = f32[2,3] broadcast(p)\n"),
+     11, 33, "attribute dimensions is expected but not seen"),
+    ("duplicate parameter number", module("  p = f32[] parameter(0)\n  q = f32[] parameter(0)\n"
+                                          "  ROOT r = f32[] add(p, q)\n"), 11, 23, "Duplicate parameter number 0"),
+    ("reduce with an odd operand count", module("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                                                "  ROOT r = f32[] reduce(p, z, p), dimensions={0}, to_apply=add\n"),
+     12, 24, "expects an even number of operands, but has 3 operands"),
+    ("concatenate on two dimensions", module("  p = f32[2,2] parameter(0)\n  ROOT r = f32[4,4] concatenate(p, p), "
+                                             "dimensions={0,1}\n"), 11, 51, "expects exactly one dimension"),
+    ("async-start of the wrong shape", "HloModule m\n\nc {\n  a = f32[] parameter(0)\n  ROOT r = f32[] negate(a)\n}\n\n"
+     "ENTRY e {\n  p = f32[] parameter(0)\n  s = (f32[], f32[], s32[]) async-start(p), calls=c\n"
+     "  ROOT d = f32[] async-done(s), calls=c\n}\n", 10, 7, "AsyncStart expects the op shape to be in the form of"),
+    ("async-done of a parameter", module("  p = f32[] parameter(0)\n  ROOT d = f32[] async-done(p)\n"),
+     11, 28, "AsyncUpdate and AsyncDone expect a single async op as their operand"),
+    ("async wrapped opcode changes", module(
+        '  p = f32[] parameter(0)\n  s = ((f32[]), f32[], u32[]) custom-call-start(p), custom_call_target="x"\n'
+        "  ROOT d = f32[] fusion-done(s)\n"), 12, 18, "Expect async wrapped opcode to be custom-call, but got fusion"),
+    ("async-done calls another computation", "HloModule m\n\n" + ADD + "\nc {\n  a = f32[] parameter(0)\n"
+     "  ROOT r = f32[] negate(a)\n}\n\nENTRY e {\n  p = f32[] parameter(0)\n"
+     "  s = ((f32[]), f32[], s32[]) async-start(p), calls=c\n  ROOT d = f32[] async-done(s), calls=add\n}\n",
+     17, 39, "Expect async_wrapped_computation to be c, but got add"),
+    ("header attribute XLA does not know", module("  ROOT p = f32[] parameter(0)\n", head="HloModule m, foo=1\n\n"),
+     1, 14, 'unexpected attribute "foo" in the module header'),
+    ("unknown element type in entry_computation_layout", module(
+        "  ROOT p = f32[] parameter(0)\n", head="HloModule m, entry_computation_layout={(f33[])->f32[]}\n\n"),
+     1, 41, "error parsing attribute entry_computation_layout"),
+    ("calls= with two names", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kLoop, "
+                                     "calls=add, add\n"), 11, 55, "expects an attribute name=value"),
+    ("fusion kind", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kFast, calls=add\n"),
+     11, 37, "'kFast' is not a value of kind"),
+]
+
+
+@pytest.mark.parametrize("label,text,line,column,words", REJECTED, ids=[c[0] for c in REJECTED])
+def test_strict_rejects_with_a_located_message(label, text, line, column, words):
+    with pytest.raises(HloParseError) as ei:
+        parse_module(text, "in.hlo", strict=True)
+    e = ei.value
+    assert words in e.message, e.render()
+    assert (e.filename, e.line, e.column) == ("in.hlo", line, column), e.render()
+    rendered = e.render()
+    assert rendered.startswith(f"in.hlo:{line}:{column}: error: ")
+    assert rendered.splitlines()[-1].strip() == "^"
+
+
+#: what XLA accepts, in several styles: strict mode accepts it too
+ACCEPTED: list[tuple[str, str]] = [
+    ("plain", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add\n")),
+    ("percent names and operand shapes", "HloModule m\n\n%add (a: f32[], b: f32[]) -> f32[] {\n"
+     "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = f32[] add(f32[] %a, f32[] %b)\n}\n\n"
+     "ENTRY %e (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n"
+     "  ROOT %r = f32[4]{0} all-reduce(f32[4]{0} %p), replica_groups={{0,1}}, to_apply=%add\n}\n"),
+    ("newer attributes", module('  p = f32[] parameter(0), origin={{"v1"}}\n'
+                                "  ROOT r = f32[] exponential(p), statistics={visualizing_index=1,stat-1=33}, "
+                                "result_accuracy={mode=highest}\n")),
+    ("unspecified api_version (by decision)", module(
+        '  p = f32[8] parameter(0)\n  ROOT r = f32[8] custom-call(p), custom_call_target="x", '
+        "api_version=API_VERSION_UNSPECIFIED\n")),
+    ("literals", module("  a = s32[3] constant({1 2 3})\n  b = pred[2] constant({true, 0})\n"
+                        "  c = f16[] constant(65504)\n  d = f32[2,3] constant({...})\n"
+                        "  e = (f32[], s32[2]) constant((1, {2, 3}))\n  f = c64[2] constant({(1, 2), (3.5, -4)})\n"
+                        "  g = u64[] constant(18446744073709551615)\n  h = f32[2] constant({inf, -nan})\n"
+                        "  i = s8[2] constant({-128, 127})\n  ROOT t = (s32[3], pred[2]) tuple(a, b)\n")),
+    ("comments between tokens", module("  p = f32[] parameter(0)\n  ROOT r = f32[] negate /* c */ (p), "
+                                       'metadata={op_name="a"}\n')),
+    ("iota groups", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+                           "replica_groups=[2,4]<=[4,2]T(1,0)\n")),
+    ("broadcast of a scalar without dimensions", module("  p = f32[] parameter(0)\n  ROOT b = f32[4] broadcast(p)\n")),
+    ("async chain", "HloModule m\n\nc {\n  a = f32[] parameter(0)\n  ROOT r = f32[] negate(a)\n}\n\n"
+     "ENTRY e {\n  p = f32[] parameter(0)\n  s = ((f32[]), f32[], s32[]) async-start(p), calls=c\n"
+     "  u = ((f32[]), f32[], s32[]) async-update(s)\n  ROOT d = f32[] async-done(u), calls=c\n}\n"),
+    ("async wrapped spelling", module('  p = f32[] parameter(0)\n  s = ((f32[]), f32[], u32[]) '
+                                      'custom-call-start(p), custom_call_target="x"\n'
+                                      "  ROOT d = f32[] custom-call-done(s)\n")),
+    ("conditional", module("  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n"
+                           "  ROOT r = f32[] conditional(p, x, x), true_computation=add, false_computation= %add\n")),
+    ("header", module("  ROOT p = f32[] parameter(0)\n",
+                      head="HloModule m, is_scheduled=true, entry_computation_layout={(f32[])->f32[]}, "
+                           "num_partitions=2, allow_spmd_sharding_propagation_to_output={true}\n\n")),
+    ("sharding and frontend attributes", module(
+        '  p = f32[4] parameter(0), sharding={devices=[2]0,1}, frontend_attributes={_xla="a",b="{}"}\n'
+        "  ROOT r = f32[4] copy(p), sharding={replicated}, backend_config={\"k\": [1, {\"x\": 2}]}\n")),
+]
+
+
+@pytest.mark.parametrize("label,text", ACCEPTED, ids=[c[0] for c in ACCEPTED])
+def test_strict_accepts_what_xla_accepts(label, text):
+    module_ = parse_module(text, "in.hlo", strict=True)
+    assert module_.computations
+
+
+def test_strict_error_is_not_an_internal_error_for_a_comment_before_the_operands():
+    """A comment between an opcode and its '(' used to end in "attribute names differ"."""
+    text = module("  p = f32[] parameter(0)\n  ROOT r = f32[] negate /* c */ (p), foo=1\n")
+    with pytest.raises(HloError) as ei:
+        parse_module(text, "in.hlo", strict=True)
+    assert "internal" not in ei.value.message
+    assert 'unexpected attribute "foo"' in ei.value.message

@@ -1,0 +1,47 @@
+"""The layouts of ``xla_syntax_cases.py`` read by XLA's own parser (through jaxlib): the same
+computations, opcodes, operands and roots as ours; the rejections are XLA's too, but for the
+flaws of XLA's own listed in ``docs/decisions.md``; and a short token-level fuzz run finds no
+module XLA reads that we reject or read differently."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("jaxlib", reason="jaxlib is not installed: these tests compare with XLA's own parser")
+
+import fuzz_corpus  # noqa: E402
+from xla_syntax_cases import READS, REJECTS, XLA_BUGS  # noqa: E402
+
+pytestmark = pytest.mark.xla
+
+
+@pytest.mark.parametrize("case", sorted(READS))
+def test_xla_reads_the_same(case):
+    text, expected = READS[case]
+    assert fuzz_corpus.xla_skeleton(text) == expected
+
+
+@pytest.mark.parametrize("case", sorted(REJECTS))
+def test_xla_rejects_the_same(case):
+    text = REJECTS[case][0]
+    if case in XLA_BUGS:
+        assert fuzz_corpus.xla_skeleton(text) is not None  # XLA reads it, wrongly
+    else:
+        assert fuzz_corpus.xla_skeleton(text) is None
+
+
+def test_xla_misreads_what_we_reject():
+    """What the two flaws do: an empty operand read as nothing, an operand named s32 dropped."""
+    empty = fuzz_corpus.xla_skeleton(REJECTS["empty_operand"][0])
+    assert empty is not None and empty["e"][0][-1] == ("a", "add", ["p0", "p0"])
+    dropped = fuzz_corpus.xla_skeleton(REJECTS["operand_named_like_an_element_type"][0])
+    assert dropped is not None and dropped["e"][0][-1] == ("t", "tuple", ["e", "c"])
+
+
+def test_a_short_token_fuzz_run_agrees_with_xla(tmp_path):
+    xla_counts: dict = __import__("collections").Counter()
+    counts, done, _ = fuzz_corpus.fuzz(120, 3, 30.0, None, 20_000, tmp_path, True, tokens=True, xla=True,
+                                       xla_counts=xla_counts)
+    assert not any(counts[k] for k in fuzz_corpus.FAILURES)
+    assert not any(xla_counts[k] for k in fuzz_corpus.XLA_FAILURES), [p.name for p in tmp_path.iterdir()]
+    assert xla_counts["same"] >= 20

@@ -1,0 +1,215 @@
+"""HLO modules in every layout XLA's lexer and parser read, and modules they reject.
+
+Built from the rules of XLA's ``hlo_lexer.cc`` and ``hlo_parser.cc``: blanks, line ends (``\\n``,
+``\\r\\n``, a lone ``\\r``) and ``/* */`` or ``//`` comments may stand between any two tokens; an
+identifier directly followed by ``=`` is an attribute name; an instruction ends where its
+attribute list ends; shapes and ``%`` may be left out. Shared by ``test_xla_syntax.py`` (our
+reading, jax-free) and ``test_xla_syntax_oracle.py`` (the same cases read by XLA).
+
+``READS`` maps a case id to ``(text, skeleton)``: the skeleton is
+``{computation: ([(name, opcode, [operands])...], root name)}``, what both must read.
+``REJECTS`` maps a case id to ``(text, message part, line, column)``; ``XLA_BUGS`` lists the
+rejected cases XLA's parser accepts only through a flaw of its own (``docs/decisions.md``).
+"""
+
+from __future__ import annotations
+
+ADD = ([("x", "parameter", []), ("y", "parameter", []), ("s", "add", ["x", "y"])], "s")
+
+READS: dict[str, tuple[str, dict]] = {
+    # XLA's pass-test style: no '%', attributes continued after a trailing comma
+    "trailing_comma_continues": (
+        "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+        "ENTRY main {\n  p = f32[8] parameter(0)\n"
+        "  ar = f32[8] all-reduce(p), replica_groups={},\n      to_apply=add\n"
+        "  ROOT ag = f32[64] all-gather(ar), replica_groups={},\n    dimensions={0}\n}\n",
+        {"add": ADD, "main": ([("p", "parameter", []), ("ar", "all-reduce", ["p"]),
+                               ("ag", "all-gather", ["ar"])], "ag")},
+    ),
+    "attribute_value_on_the_next_line": (
+        "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+        "  ROOT r = f32[3,2]{1,0} transpose(p), dimensions=\n    {1,0}\n}\n",
+        {"e": ([("p", "parameter", []), ("r", "transpose", ["p"])], "r")},
+    ),
+    "operands_split_over_lines": (
+        "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
+        "  ROOT t = (f32[2], f32[2]) tuple(a,\n      b)\n}\n",
+        {"e": ([("a", "parameter", []), ("b", "parameter", []), ("t", "tuple", ["a", "b"])], "t")},
+    ),
+    "every_token_on_its_own_line": (
+        "HloModule\nm\nENTRY\ne\n{\nROOT\nc\n=\nf32[]\nconstant(\n1\n)\n}\n",
+        {"e": ([("c", "constant", [])], "c")},
+    ),
+    "brace_on_its_own_line": (
+        "HloModule m\n\nENTRY e (p: f32[2]) -> f32[2]\n{\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "whole_module_on_one_line": (
+        "HloModule m ENTRY e { p = f32[2] parameter(0) ROOT n = f32[2] negate(p) }",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "two_instructions_on_one_line": (
+        "HloModule m\nENTRY e {\n  p = f32[10]{0} parameter(0) ROOT neg = f32[10]{0} negate(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("neg", "negate", ["p"])], "neg")},
+    ),
+    "second_instruction_after_an_attribute": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0), sharding={replicated} n = f32[] negate(p)\n"
+        "  ROOT a = f32[] add(p, n)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("a", "add", ["p", "n"])], "a")},
+    ),
+    "instruction_after_a_root_on_its_line": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p) q = f32[] add(p, p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("q", "add", ["p", "p"])], "n")},
+    ),
+    "comment_in_module_header": (
+        "HloModule /*name follows*/ m, /*c*/ is_scheduled=false\n\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
+        {"e": ([("c", "constant", [])], "c")},
+    ),
+    "comment_in_computation_header": (
+        "HloModule m\nENTRY /*comment*/ c1 {\n  ROOT c = /*foo*/f32[1]{0} constant({1 /*bar*/})\n}\n",
+        {"c1": ([("c", "constant", [])], "c")},
+    ),
+    "comment_spanning_lines_in_a_body": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  /* not read:\n  q = f32[] negate(p)\n  */\n"
+        "  ROOT n = f32[] negate(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "comments_between_every_token": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+        "  /*a*/ROOT/*b*/n/*c*/=/*d*/f32[/*e*/2/*f*/]/*g*/{0}/*h*/negate/*i*/(/*j*/p/*k*/)/*l*/"
+        ",/*m*/metadata={op_name=\"x\"}/*n*/\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "line_comment_at_line_ends": (
+        "HloModule m // the module\nENTRY e { // the entry\n  p = f32[] parameter(0) // a parameter\n"
+        "  ROOT n = f32[] negate(p) // the root, ROOT x = f32[] negate(p)\n} // done\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "crlf_line_ends": (
+        "HloModule m\r\n\r\nENTRY e {\r\n  p = f32[] parameter(0)\r\n  ROOT n = f32[] negate(p),\r\n"
+        "    metadata={op_name=\"n\"}\r\n}\r\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "lone_cr_line_ends": (
+        "HloModule m\rENTRY e {\r  p = f32[] parameter(0) // a comment ends at a lone CR\r"
+        "  ROOT n = f32[] negate(p)\r}\r",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "tabs_between_tokens": (
+        "HloModule m\nENTRY e {\n\tp\t=\tf32[]\tparameter(0)\n\tROOT\tn\t=\tf32[]\tnegate(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "percent_names_with_signatures": (
+        "HloModule m\n\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+        "  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}\n\nENTRY %e (p: f32[4]) -> f32[] {\n"
+        "  %p = f32[4]{0} parameter(0)\n  %z = f32[] constant(0)\n"
+        "  ROOT %r = f32[] reduce(f32[4]{0} %p, f32[] %z), dimensions={0}, to_apply=%add\n}\n",
+        {"add": ADD, "e": ([("p", "parameter", []), ("z", "constant", []), ("r", "reduce", ["p", "z"])], "r")},
+    ),
+    "shape_left_out": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = negate(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "comment_between_opcode_and_parenthesis": (
+        "HloModule m\nENTRY e {\n  p = f32[2 /*d*/]{0} parameter(0)\n  ROOT n = f32[2]{0} negate /*x*/ (p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "attributes_newer_xla_prints": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0), origin={{\"v1\"}}\n"
+        "  ROOT n = f32[] negate(p), statistics={visualizing_index=1,stat-1=33}\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "value_spanning_lines": (
+        "HloModule m\nENTRY e {\n  %c = f32[] constant(0), backend_config={\n  %d = f32[] add(%c, %c)}\n"
+        "  ROOT %r = f32[] negate(%c)\n}\n",
+        {"e": ([("c", "constant", []), ("r", "negate", ["c"])], "r")},
+    ),
+    "brackets_that_do_not_pair_inside_a_braced_value": (
+        "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<\"x\"=8]>}}\n\nENTRY e {\n"
+        "  ROOT c = f32[] constant(1), frontend_attributes={a={b[}}\n}\n",
+        {"e": ([("c", "constant", [])], "c")},
+    ),
+    "stack_frames_then_comments": (
+        "HloModule m\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n"
+        "1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n\n"
+        "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n/* between */\nENTRY e {\n"
+        "  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n",
+        {"e": ([("c", "constant", [])], "c")},
+    ),
+}
+
+#: id -> (text, a part of the message, line, column)
+REJECTS: dict[str, tuple[str, str, int, int]] = {
+    "unknown_opcode": (
+        "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+        "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT ar = f32[8] allreduce(p), to_apply=add\n}\n",
+        "unknown opcode 'allreduce'; did you mean 'all-reduce'?", 11, 20,
+    ),
+    "unknown_opcode_over_lines": (
+        "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8]\n    le(p,\n      p)\n}\n",
+        "unknown opcode 'le'", 5, 5,
+    ),
+    "unknown_element_type_in_layout": (
+        "HloModule m, entry_computation_layout={(f33[2]{0})->f32[2]{0}}\n\nENTRY e {\n"
+        "  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n",
+        "error parsing attribute entry_computation_layout: unknown element type 'f33'", 1, 41,
+    ),
+    "bad_flag_in_header": (
+        "HloModule m, is_scheduled=maybe\n\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
+        "expected 'true' or 'false' as the value of 'is_scheduled'", 1, 27,
+    ),
+    "empty_operand": (
+        "HloModule m\nENTRY e {\n  p0 = f32[2] parameter(0)\n  ROOT a = f32[2] add(p0,, p0)\n}\n",
+        "expected an operand after ','", 4, 26,
+    ),
+    "operand_named_like_an_element_type": (
+        "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  c = f32[] constant(1)\n"
+        "  ROOT t = (f32[], f32[]) tuple(e, c, s32)\n}\n",
+        "operand 's32' is spelled like an element type", 5, 39,
+    ),
+    "trailing_comma_in_operands": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT c = f32[2]{0} concatenate(p, ), dimensions={0}\n}\n",
+        "expected an operand after ','", 4, 37,
+    ),
+    "operand_with_a_shape_but_no_name": (
+        "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+        "  ROOT c = f32[2,6]{1,0} concatenate(f32[2,3]{1,0} , f32[2,3]{1,0} p), dimensions={1}\n}\n",
+        "operand has a shape but no name", 4, 52,
+    ),
+    "junk_after_the_operands": (
+        "HloModule m\n\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter()1\n  ROOT s = f32[] add(a, b)\n}\n\n"
+        "ENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
+        "expected an instruction name, found '1'", 5, 24,
+    ),
+    "name_glued_to_equals": (
+        "HloModule m\nENTRY e {\n  p=f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n",
+        "'p=' reads as an attribute name", 3, 4,
+    ),
+    "unterminated_comment": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0) /* never closed\n  ROOT n = f32[] negate(p)\n}\n",
+        "unterminated comment", 3, 26,
+    ),
+    "trailing_comma_before_close": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p),\n}\n",
+        "expected an attribute name", 5, 1,
+    ),
+    "second_root_on_one_line": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p) ROOT q = f32[] negate(p)\n}\n",
+        "a second ROOT", 4, 28,
+    ),
+    "use_before_definition_over_lines": (
+        "HloModule m\nENTRY e { ROOT n = f32[] negate(\n p) p = f32[] parameter(0) }\n",
+        "operand 'p' of 'n' is used before its definition", 3, 2,
+    ),
+}
+
+#: rejected cases XLA's parser accepts through a flaw of its own
+XLA_BUGS = frozenset({"empty_operand", "trailing_comma_in_operands", "operand_named_like_an_element_type", "operand_with_a_shape_but_no_name"})
+
+
+def skeleton(module) -> dict:
+    """What a module read: ``{computation: ([(name, opcode, [operands])...], root name)}``."""
+    return {
+        comp.name: ([(i.name, i.opcode, list(i.operands)) for i in comp.instructions], comp.root.name)
+        for comp in module.computations
+    }
