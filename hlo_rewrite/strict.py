@@ -63,7 +63,10 @@ _TUPLE = r"\((?:[^()\n]|\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\))*\)"
 _SHAPE = "(?:" + _ARRAY + "|" + _TUPLE + ")"
 _FAST_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?(" + _ID + r")[ \t]*=[ \t]*(?:(" + _SHAPE
                         + r")[ \t]+)?([a-z][a-z0-9\-]*)\(")
-_PLAIN_OPERANDS = re.compile(r"[ \t]*(?:%?" + _ID + r"[ \t]*(?:,[ \t]*%?" + _ID + r"[ \t]*)*)?")
+_PLAIN_OPERANDS = re.compile(r"[ \t]*+(?:%?" + _ID + r"[ \t]*+(?:,[ \t]*+%?" + _ID + r"[ \t]*+)*+)?+")
+_SHAPED_OPERANDS = re.compile(r"[ \t]*+(?:" + _SHAPE + r"[ \t]+)?%?" + _ID + r"[ \t]*+(?:,[ \t]*+(?:" + _SHAPE
+                               + r"[ \t]+)?%?" + _ID + r"[ \t]*+)*+")
+_SHAPED_OPERAND = re.compile(r"(?:^|,)[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")")
 _FAST_OPERAND = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
 _STR = r'"(?:[^"\\\n]|\\.)*"'
 _B0 = r"\{(?:[^{}\"\n]|" + _STR + r")*\}"
@@ -97,7 +100,7 @@ _ONE_DIMENSION = {"sort", "concatenate", "all-gather", "all-gather-start", "redu
 class _Instr:
     """One instruction's source read again: where each piece is, in its own text."""
 
-    __slots__ = ("text", "shape_text", "opcode_at", "operands", "names", "operands_at",
+    __slots__ = ("text", "shape_text", "opcode_at", "operands", "names", "shapes", "operands_at",
                  "operands_end", "attrs")
 
     def __init__(self, text: str) -> None:
@@ -107,6 +110,8 @@ class _Instr:
         #: (shape, at, name, name_at) of each operand; None until needed when no operand has a shape
         self.operands: list[tuple[str | None, int, str, int]] | None = []
         self.names: list[str] = []
+        #: the shape written before each operand (None: none), when the fast reading kept no places
+        self.shapes: list[str | None] | None = None
         self.operands_at = 0
         self.operands_end = 0
         self.attrs: list[tuple[str, int, str, int]] = []  # name, at, value, value_at
@@ -166,6 +171,12 @@ class _Checker:
                 r.operands = None
                 if inner.strip(" \t"):
                     r.names = [x.strip(" \t").lstrip("%") for x in inner.split(",")]
+            elif _SHAPED_OPERANDS.fullmatch(inner) is not None:
+                # every operand with or without its shape: shapes kept, places found if needed
+                pairs = _SHAPED_OPERAND.findall(inner)
+                r.operands = None
+                r.names = [name for _shape, name in pairs]
+                r.shapes = [shape or None for shape, _name in pairs]
             elif inner.strip(" \t"):
                 operand = _FAST_OPERAND.match
                 while True:
@@ -387,11 +398,17 @@ class _Checker:
         rule = _COUNT_RULES.get(spec.name)
         if rule is not None and not rule[0](n):
             raise self.error(instr, r.text, r.operands_at - 1, rule[1].format(n=n))
+        if r.shapes is not None:
+            for k, (shape_text, name) in enumerate(zip(r.shapes, r.names, strict=True)):
+                producer = local.get(name)
+                if shape_text is not None and producer is not None and producer.shape not in (None, shape_text):
+                    self._operand_at(instr, r, k)  # finds the places, then checks below
+                    break
         for shape_text, at, name, _name_at in r.operands or ():
             if shape_text is None:
                 continue
             producer = local.get(name)
-            if producer is None or producer.shape is None:
+            if producer is None or producer.shape is None or producer.shape == shape_text:
                 continue
             try:
                 declared = parse_shape(_no_comments(shape_text))
