@@ -227,9 +227,10 @@ class _Reader:
         """``open item (, item)* close`` (XLA's ParseList)."""
         self.punct(open_)
         out: list = []
-        if self.eat(close):
+        if self.is_punct(close):
             if not empty:
                 raise ValueReadError("expected at least one item", self.at())
+            self.i += 1
             return out
         while True:
             out.append(item())
