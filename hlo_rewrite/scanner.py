@@ -1070,10 +1070,12 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
     gc.disable()  # the scan allocates many small objects and frees none of them
     try:
         module = Scanner(text, filename, strict).run()
-        if strict:
-            from . import strict as strict_checks
+        from . import strict as strict_checks
 
+        if strict:
             strict_checks.check_module(module)
+        else:  # the header line alone: XLA reads its attribute values, so they must be right
+            strict_checks.check_header(module)
         return module
     finally:
         if was_enabled:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from . import lexicon
 from .errors import HloError, HloParseError
-from .literals import check_literal
 from .opcodes import (
     ATTRIBUTE_KINDS,
     MODULE_ATTRS,
@@ -61,13 +60,6 @@ _ID = lexicon.IDENTIFIER
 _ARRAY = r"[a-z][a-z0-9]*\[[0-9,<=? \t]*\](?:\{[^{}\n]*\})?"
 _TUPLE = r"\((?:[^()\n]|\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\))*\)"
 _SHAPE = "(?:" + _ARRAY + "|" + _TUPLE + ")"
-_FAST_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?(" + _ID + r")[ \t]*=[ \t]*(?:(" + _SHAPE
-                        + r")[ \t]+)?([a-z][a-z0-9\-]*)\(")
-_PLAIN_OPERANDS = re.compile(r"[ \t]*+(?:%?" + _ID + r"[ \t]*+(?:,[ \t]*+%?" + _ID + r"[ \t]*+)*+)?+")
-_SHAPED_OPERANDS = re.compile(r"[ \t]*+(?:" + _SHAPE + r"[ \t]+)?%?" + _ID + r"[ \t]*+(?:,[ \t]*+(?:" + _SHAPE
-                               + r"[ \t]+)?%?" + _ID + r"[ \t]*+)*+")
-_SHAPED_OPERAND = re.compile(r"(?:^|,)[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")")
-_FAST_OPERAND = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
 _STR = r'"(?:[^"\\\n]|\\.)*"'
 _B0 = r"\{(?:[^{}\"\n]|" + _STR + r")*\}"
 _B1 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B0 + r")*\}"
@@ -75,8 +67,36 @@ _B2 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B1 + r")*\}"
 _B3 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B2 + r")*\}"
 _WORDS = r"[^,{}\"()\[\]\n]+"
 _IOTA = r"\[[0-9, \t]*\][ \t]*<=[ \t]*\[[0-9, \t]*\](?:[ \t]*T\([0-9, \t]*\))?"
-_FAST_ATTR = re.compile(r"[ \t]*,[ \t]*(" + _ID + r")=(" + _STR + "|" + _B3 + "|" + _IOTA + "|"
-                        + _WORDS + r")[ \t]*(?=,|\r?\n?$)")
+_OPERAND = r"(?:" + _SHAPE + r"[ \t]+)?%?" + _ID
+
+
+class _Fast:
+    """The patterns of the fast reading, compiled on first use (a module read without
+    strict mode does not pay for them)."""
+
+    def __init__(self) -> None:
+        self.head = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?(" + _ID + r")[ \t]*=[ \t]*(?:(" + _SHAPE
+                               + r")[ \t]+)?([a-z][a-z0-9\-]*)\(")
+        # possessive repeats: no backtracking state is kept per operand of a long list
+        self.plain_operands = re.compile(r"[ \t]*+(?:%?" + _ID + r"[ \t]*+(?:,[ \t]*+%?" + _ID
+                                         + r"[ \t]*+)*+)?+")
+        self.shaped_operands = re.compile(r"[ \t]*+" + _OPERAND + r"[ \t]*+(?:,[ \t]*+" + _OPERAND
+                                          + r"[ \t]*+)*+")
+        self.shaped_operand = re.compile(r"(?:^|,)[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")")
+        self.operand = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
+        self.attr = re.compile(r"[ \t]*,[ \t]*(" + _ID + r")=(" + _STR + "|" + _B3 + "|" + _IOTA + "|"
+                               + _WORDS + r")[ \t]*(?=,|\r?\n?$)")
+
+
+_fast: _Fast | None = None
+
+
+def _fast_patterns() -> _Fast:
+    global _fast
+    if _fast is None:
+        _fast = _Fast()
+    return _fast
+
 
 #: operand counts beyond a fixed arity: (test, message)
 _COUNT_RULES = {
@@ -145,7 +165,8 @@ class _Checker:
     def _read_fast(self, instr: Instruction, text: str) -> _Instr | None:
         """The plain one-line spellings XLA prints, read with a few regular expressions;
         None for anything else (then the careful reading decides)."""
-        m = _FAST_HEAD.match(text)
+        fast = _fast_patterns()
+        m = fast.head.match(text)
         if m is None or m.group(3) != instr.opcode:
             return None
         r = _Instr(text)
@@ -167,18 +188,18 @@ class _Checker:
             pos = open_at
             end = close - 1
             inner = text[pos:end]
-            if _PLAIN_OPERANDS.fullmatch(inner) is not None:
+            if fast.plain_operands.fullmatch(inner) is not None:
                 r.operands = None
                 if inner.strip(" \t"):
                     r.names = [x.strip(" \t").lstrip("%") for x in inner.split(",")]
-            elif _SHAPED_OPERANDS.fullmatch(inner) is not None:
+            elif fast.shaped_operands.fullmatch(inner) is not None:
                 # every operand with or without its shape: shapes kept, places found if needed
-                pairs = _SHAPED_OPERAND.findall(inner)
+                pairs = fast.shaped_operand.findall(inner)
                 r.operands = None
                 r.names = [name for _shape, name in pairs]
                 r.shapes = [shape or None for shape, _name in pairs]
             elif inner.strip(" \t"):
-                operand = _FAST_OPERAND.match
+                operand = fast.operand.match
                 while True:
                     o = operand(text, pos, end)
                     if o is None:
@@ -190,7 +211,7 @@ class _Checker:
                         break
         pos = close
         n = len(text.rstrip("\r\n"))
-        attr = _FAST_ATTR.match
+        attr = fast.attr.match
         while pos < n:
             a = attr(text, pos, n)
             if a is None:
@@ -356,6 +377,8 @@ class _Checker:
         elif opcode == "constant":
             if shape is None:
                 raise self.error(instr, text, r.opcode_at, "a constant needs its shape")
+            from .literals import check_literal
+
             try:
                 check_literal(shape, text[r.operands_at : r.operands_end], r.operands_at)
             except ValueReadError as exc:
