@@ -120,6 +120,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      1, 41, "error parsing attribute entry_computation_layout"),
     ("calls= with two names", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kLoop, "
                                      "calls=add, add\n"), 11, 55, "expects an attribute name=value"),
+    ("unknown attribute on the second line of an instruction", module(
+        "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={\n"
+        "     {0,1}}, to_apply=add, foo=1\n"), 12, 28, 'unexpected attribute "foo" for all-reduce'),
     ("fusion kind", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kFast, calls=add\n"),
      11, 37, "'kFast' is not a value of kind"),
 ]
@@ -159,6 +162,10 @@ ACCEPTED: list[tuple[str, str]] = [
                                        'metadata={op_name="a"}\n')),
     ("iota groups", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
                            "replica_groups=[2,4]<=[4,2]T(1,0)\n")),
+    ("mesh groups", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+                           "replica_groups=mesh['a'=2,'b'=4] {'b'}\n")),
+    ("an instruction over two lines", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), "
+                                             "replica_groups={\n     {0,1}}, to_apply=add\n")),
     ("broadcast of a scalar without dimensions", module("  p = f32[] parameter(0)\n  ROOT b = f32[4] broadcast(p)\n")),
     ("async chain", "HloModule m\n\nc {\n  a = f32[] parameter(0)\n  ROOT r = f32[] negate(a)\n}\n\n"
      "ENTRY e {\n  p = f32[] parameter(0)\n  s = ((f32[]), f32[], s32[]) async-start(p), calls=c\n"
