@@ -82,6 +82,7 @@ class _Fast:
                                          + r"[ \t]*+)*+)?+")
         self.shaped_operands = re.compile(r"[ \t]*+" + _OPERAND + r"[ \t]*+(?:,[ \t]*+" + _OPERAND
                                           + r"[ \t]*+)*+")
+        self.name = re.compile(r"%?(" + _ID + r")")
         self.shaped_operand = re.compile(r"(?:^|,)[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")")
         self.operand = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
         self.attr = re.compile(r"[ \t]*,[ \t]*(" + _ID + r")=(" + _STR + "|" + _B3 + "|" + _IOTA + "|"
@@ -109,6 +110,7 @@ _COUNT_RULES = {
     "conditional": (lambda n: n >= 2, "expects a branch index and at least one branch operand"),
     "collective-permute": (lambda n: n in (1, 4), "expects 1 operand, or 4 with slice_sizes"),
 }
+_ASYNC = frozenset({"async-start", "async-update", "async-done"})
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
 _CACHE_SIZE = 1 << 14
 
@@ -181,18 +183,17 @@ class _Checker:
                 return None
         else:
             close = text.find(")", open_at) + 1
-            if close <= 0 or "(" in text[open_at:close]:
+            if close <= 0 or text.find("(", open_at, close) >= 0:
                 return None
         r.operands_at, r.operands_end = open_at, close - 1
         if instr.opcode not in ("parameter", "constant"):
             pos = open_at
             end = close - 1
-            inner = text[pos:end]
-            if fast.plain_operands.fullmatch(inner) is not None:
+            if fast.plain_operands.fullmatch(text, pos, end) is not None:
                 r.operands = None
-                if inner.strip(" \t"):
-                    r.names = [x.strip(" \t").lstrip("%") for x in inner.split(",")]
-            elif fast.shaped_operands.fullmatch(inner) is not None:
+                r.names = fast.name.findall(text, pos, end)
+            elif fast.shaped_operands.fullmatch(text[pos:end]) is not None:
+                inner = text[pos:end]
                 # every operand with or without its shape: shapes kept, places found if needed
                 pairs = fast.shaped_operand.findall(inner)
                 r.operands = None
@@ -210,7 +211,9 @@ class _Checker:
                     if pos >= end:
                         break
         pos = close
-        n = len(text.rstrip("\r\n"))
+        n = len(text)
+        while n and text[n - 1] in "\r\n":
+            n -= 1
         attr = fast.attr.match
         while pos < n:
             a = attr(text, pos, n)
@@ -370,7 +373,8 @@ class _Checker:
             close = closest_opcode(opcode)
             hint = f" (did you mean '{close}'?)" if close else ""
             raise self.error(instr, text, r.opcode_at, f"unknown opcode '{opcode}'{hint}")
-        shape = self._shape(instr, r)
+        # the reader has checked the shape's syntax; it is read here only where a rule looks inside
+        shape = self._shape(instr, r) if opcode == "constant" or spec.name in _ASYNC else None
         wrapped = split_async_opcode(opcode)
         if opcode == "parameter":
             self._check_parameter(instr, r, params)
@@ -393,7 +397,7 @@ class _Checker:
             return None
         text, at = r.shape_text
         try:
-            return parse_shape(_no_comments(text))
+            return _shape_of(_no_comments(text))
         except HloError as exc:
             raise self.error(instr, r.text, at, exc.message) from None
 
@@ -434,10 +438,10 @@ class _Checker:
             if producer is None or producer.shape is None or producer.shape == shape_text:
                 continue
             try:
-                declared = parse_shape(_no_comments(shape_text))
+                declared = _shape_of(_no_comments(shape_text))
             except HloError as exc:
                 raise self.error(instr, r.text, at, exc.message) from None
-            own = parse_shape(producer.shape)
+            own = _shape_of(producer.shape)
             if not compatible(declared, own):
                 raise self.error(instr, r.text, at,
                                  f"the declared operand shape {declared.text()} is not compatible with "
@@ -475,7 +479,7 @@ class _Checker:
             required = required | self._branch_attrs(instr, r, local)
         if spec_name == "broadcast" and r.names:
             producer = local.get(r.names[0])
-            if producer is not None and producer.shape is not None and parse_shape(producer.shape).rank:
+            if producer is not None and producer.shape is not None and _shape_of(producer.shape).rank:
                 required = required | {"dimensions"}
         if len(values) >= len(required) and required.issubset(values):
             return values
@@ -489,7 +493,7 @@ class _Checker:
         producer = local.get(r.names[0])
         if producer is None or producer.shape is None:
             return set()
-        index = parse_shape(producer.shape)
+        index = _shape_of(producer.shape)
         if index.is_tuple or index.rank:
             raise self.error(instr, r.text, self._operand_at(instr, r, 0), "The first operand must be a scalar")
         if index.element_type == "pred":
@@ -564,7 +568,7 @@ class _Checker:
             raise self.error(instr, r.text, r.operands_at - 1,
                              "AsyncUpdate and AsyncDone expect a single async op as their operand.")
         if name == "async-update" and shape is not None and producer.shape is not None:
-            if not _same_shape(shape, parse_shape(producer.shape)):
+            if not _same_shape(shape, _shape_of(producer.shape)):
                 raise self.error(instr, r.text, r.shape_text[1] if r.shape_text else r.opcode_at,
                                  "AsyncUpdate expects the op shape to be the same as the operand shape.")
         start_wrapped = split_async_opcode(start_op)
@@ -621,6 +625,11 @@ def _calls_of(instr: Instruction, local: dict[str, Instruction]) -> str | None:
         instr = local.get(instr.operands[0])  # type: ignore[assignment]
         seen += 1
     return None
+
+
+def _shape_of(text: str) -> Shape:
+    """``parse_shape``, without keeping a long tuple shape in its cache."""
+    return parse_shape(text) if len(text) < 256 else parse_shape.__wrapped__(text)
 
 
 def _is_shape_start(text: str, pos: int) -> bool:
