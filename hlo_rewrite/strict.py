@@ -199,7 +199,7 @@ class _Checker:
                 r.operands = None
                 r.names = [name for _shape, name in pairs]
                 r.shapes = [shape or None for shape, _name in pairs]
-            elif inner.strip(" \t"):
+            elif text[pos:end].strip(" \t"):
                 operand = fast.operand.match
                 while True:
                     o = operand(text, pos, end)
