@@ -103,11 +103,11 @@ def _out_of_range(element_type: str) -> re.Pattern[str]:
     return re.compile(over + "|" + under)
 
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
 
 
 def _chunks(row: str) -> list[tuple[int, int]]:
-    """``(start, end)`` pieces of about a megabyte of a comma-separated row, cut after commas."""
+    """``(start, end)`` pieces of about 256 kB of a comma-separated row, cut after commas."""
     out: list[tuple[int, int]] = []
     n = len(row)
     start = 0
@@ -122,7 +122,7 @@ def _chunks(row: str) -> list[tuple[int, int]]:
 
 def _canonical_ints_fit(element_type: str, row: str) -> bool:
     """Whether every element of a canonical row (one comma between elements) fits the type,
-    read a megabyte at a time."""
+    read 256 kB at a time."""
     lo, hi = lexicon.integer_range(element_type)
     for start, end in _chunks(row):
         values = list(map(int, row[start:end].split(",")))

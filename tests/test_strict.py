@@ -197,3 +197,28 @@ def test_strict_error_is_not_an_internal_error_for_a_comment_before_the_operands
         parse_module(text, "in.hlo", strict=True)
     assert "internal" not in ei.value.message
     assert 'unexpected attribute "foo"' in ei.value.message
+
+
+def test_a_long_literal_is_checked_in_memory_proportional_to_it():
+    """A 2 MB s32 constant: checking it holds no per-element state (the regular-expression
+    engine once kept backtracking state for every element, 30 times the literal's size)."""
+    import random
+    import tracemalloc
+
+    from hlo_rewrite.literals import check_literal
+    from hlo_rewrite.shapes import parse_shape
+
+    rng = random.Random(0)
+    n = 200_000
+    text = "{" + ", ".join(str(rng.randint(-2**31, 2**31 - 1)) for _ in range(n)) + "}"
+    shape = parse_shape(f"s32[{n}]")
+    tracemalloc.start()
+    try:
+        check_literal(shape, text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * len(text) + 8_000_000, (peak, len(text))  # a copy, and a bounded piece at a time
+    bad = text[:-1] + ", 2147483648}"
+    with pytest.raises(ValueError, match="2147483648 is out of range"):
+        check_literal(parse_shape(f"s32[{n + 1}]"), bad)
