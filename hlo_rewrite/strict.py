@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 from . import lexicon
 from .errors import HloError, HloParseError
 from .opcodes import (
-    ATTRIBUTE_KINDS,
     MODULE_ATTRS,
     AttrSpec,
     Kind,
@@ -724,7 +723,3 @@ def check_module(module: Module) -> None:
     """Raise :class:`~hlo_rewrite.errors.HloParseError` at the first thing in ``module`` that
     XLA's parser rejects (see the module documentation)."""
     _Checker(module).check()
-
-
-# the attribute names the table knows, for messages that list them
-KNOWN_ATTRIBUTES = frozenset(ATTRIBUTE_KINDS)
