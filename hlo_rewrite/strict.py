@@ -110,6 +110,7 @@ _COUNT_RULES = {
     "collective-permute": (lambda n: n in (1, 4), "expects 1 operand, or 4 with slice_sizes"),
 }
 _ASYNC = frozenset({"async-start", "async-update", "async-done"})
+_UNUSUAL_DIMS = re.compile(r"[<=?]")
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
 _CACHE_SIZE = 1 << 14
 
@@ -143,6 +144,8 @@ class _Checker:
         self.module = module
         self.filename = module.filename
         self.defined: set[str] = set()  # computations defined so far
+        #: tuple and dynamic shapes read already (long tuple shapes repeat in big modules)
+        self.shapes: set[str | None] = set()
         #: (attribute, value text) -> value read, for the values a module repeats
         self.values: dict[tuple[str, str], object] = {}
 
@@ -372,8 +375,18 @@ class _Checker:
             close = closest_opcode(opcode)
             hint = f" (did you mean '{close}'?)" if close else ""
             raise self.error(instr, text, r.opcode_at, f"unknown opcode '{opcode}'{hint}")
-        # the reader has checked the shape's syntax; it is read here only where a rule looks inside
-        shape = self._shape(instr, r) if opcode == "constant" or spec.name in _ASYNC else None
+        # the reader has checked a plain array shape's syntax: any other shape is read here, and
+        # a plain one only where a rule looks inside it
+        shape_text = r.shape_text[0] if r.shape_text is not None else ""
+        shape = None
+        if opcode == "constant" or spec.name in _ASYNC:
+            shape = self._shape(instr, r)
+        elif (shape_text.startswith("(") or _UNUSUAL_DIMS.search(shape_text) is not None) and (
+            instr.shape not in self.shapes
+        ):
+            self._shape(instr, r)
+            if shape_text == instr.shape:
+                self.shapes.add(instr.shape)  # the reader's own (shared) string: only a set entry
         wrapped = split_async_opcode(opcode)
         if opcode == "parameter":
             self._check_parameter(instr, r, params)

@@ -123,6 +123,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("unknown attribute on the second line of an instruction", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={\n"
         "     {0,1}}, to_apply=add, foo=1\n"), 12, 28, 'unexpected attribute "foo" for all-reduce'),
+    ("dimension that is not a size", module("  p = f32[=4] parameter(0)\n  ROOT r = f32[4] negate(p)\n"),
+     10, 7, "malformed shape 'f32[=4]'"),
     ("fusion kind", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kFast, calls=add\n"),
      11, 37, "'kFast' is not a value of kind"),
 ]
