@@ -332,7 +332,11 @@ class _Checker:
             self.defined.add(comp.name)
 
     def check_header(self) -> None:
-        for name, at, value, vat in _header_attrs(self.module.source):
+        try:
+            attrs = list(_header_attrs(self.module.source))
+        except ValueReadError as exc:
+            raise self._header_error(exc.offset, exc.message) from None
+        for name, at, value, vat in attrs:
             spec = MODULE_ATTRS.get(name)
             if spec is None:
                 raise self._header_error(at, f'unexpected attribute "{name}" in the module header. '
@@ -367,7 +371,10 @@ class _Checker:
 
     def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],
                           params: dict[int, str]) -> None:
-        r = self.read(instr, text)
+        try:
+            r = self.read(instr, text)
+        except ValueError as exc:  # the walker's own words (an unterminated string or comment)
+            raise self.error(instr, text, len(text) - len(text.lstrip(" \t")), str(exc)) from None
         text = r.text
         opcode = instr.opcode
         spec = spec_of(opcode)
@@ -696,7 +703,18 @@ def _check_layout(value: str) -> None:
 
 
 def _header_attrs(source: str) -> Iterator[tuple[str, int, str, int]]:
-    """``(name, offset, value, value offset)`` of each attribute on the ``HloModule`` line."""
+    """``(name, offset, value, value offset)`` of each attribute on the ``HloModule`` line;
+    ValueReadError (with the offset in the source) for a comment that does not end."""
+    try:
+        yield from _header_attrs_unchecked(source)
+    except ValueReadError:
+        raise
+    except ValueError as exc:
+        at = source.find("/*")
+        raise ValueReadError(str(exc), max(at, 0)) from None
+
+
+def _header_attrs_unchecked(source: str) -> Iterator[tuple[str, int, str, int]]:
     pos = lexicon.skip_trivia(source, 0)
     if not source.startswith("HloModule", pos):
         return

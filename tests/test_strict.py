@@ -125,6 +125,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "     {0,1}}, to_apply=add, foo=1\n"), 12, 28, 'unexpected attribute "foo" for all-reduce'),
     ("dimension that is not a size", module("  p = f32[=4] parameter(0)\n  ROOT r = f32[4] negate(p)\n"),
      10, 7, "malformed shape 'f32[=4]'"),
+    ("comment that does not end in the header", module(
+        "  ROOT p = f32[] parameter(0)\n", head="HloModule jit_/*_lambda, num_partitions=1\n\n"),
+     1, 15, "unterminated comment"),
     ("fusion kind", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kFast, calls=add\n"),
      11, 37, "'kFast' is not a value of kind"),
 ]
