@@ -179,7 +179,7 @@ def read_bool(text: str | None) -> bool | None:
 
 _OPEN: Final = {"{": "}", "[": "]", "(": ")"}
 _CLOSE: Final = frozenset("}])")
-_SPECIAL_RE = re.compile(r"""[{}\[\]()"',/]""")
+_SPECIALS: dict[str, re.Pattern[str]] = {}
 
 
 def skip_string(text: str, pos: int) -> int:
@@ -239,7 +239,10 @@ def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = 
     Raises ValueError when brackets do not balance or a string or comment is unterminated."""
     n = len(text) if end is None else end
     depth: list[str] = []
-    search = _SPECIAL_RE.search
+    special = _SPECIALS.get(stops)
+    if special is None:  # only brackets, quotes, comments and the stops stop the search
+        special = _SPECIALS[stops] = re.compile("[" + re.escape("{}[]()\"'/" + stops) + "]")
+    search = special.search
     while True:
         m = search(text, pos, n)
         if m is None:

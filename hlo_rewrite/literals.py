@@ -11,7 +11,8 @@ The rules: a rank-N array literal nests braces N deep and each level holds exact
 items as its dimension (``...`` at the first level stands for all of them); elements are
 separated by commas or blanks; an integer element fits its type (``s8``: -128..127); a
 floating-point element does not round beyond the type's largest finite value (``inf`` and
-``nan`` are allowed); ``pred`` takes ``true``, ``false``, ``0`` and ``1``; a complex element is
+``nan`` are allowed); ``pred`` takes ``true``, ``false`` and integers (non-zero is true, as
+for XLA); a complex element is
 ``(real, imag)``. Tuple literals are ``(element, ...)`` with one element per tuple entry.
 """
 
@@ -26,7 +27,7 @@ from .values import ValueReadError
 
 __all__ = ["check_literal", "split_shape_prefix"]
 
-_SEP: Final = r"[ \t\r\n,]*"
+_SEP: Final = r"[ \t\r\n,]*+"
 _INT_TOKEN: Final = r"-?\d+(?![\d.eE])"
 _FLOAT_NUM: Final = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _FLOAT_TOKEN: Final = r"(?:" + _FLOAT_NUM + r"|-?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?)(?![\w.])"
@@ -42,17 +43,18 @@ class _Category:
 
     def __init__(self, token: str, what: str) -> None:
         self.token = re.compile(token)
-        self.row = re.compile(_SEP + r"(?:" + token + _SEP + r")*")
+        # possessive repeats: no backtracking state is kept per element of a long row
+        self.row = re.compile(_SEP + r"(?:" + token + _SEP + r")*+")
         # one element after another with exactly one comma between: count the commas
-        self.canonical = re.compile(r"[ \t\r\n]*(?:" + token + r"[ \t\r\n]*,[ \t\r\n]*)*" + token
-                                    + r"[ \t\r\n]*")
+        self.canonical = re.compile(r"[ \t\r\n]*+(?:" + token + r"[ \t\r\n]*+,[ \t\r\n]*+)*+" + token
+                                    + r"[ \t\r\n]*+")
         self.what = what
         self.find = re.compile(token)
 
 
 _INT: Final = _Category(_INT_TOKEN, "integer")
 _FLOAT: Final = _Category(_FLOAT_TOKEN, "floating point value")
-_PRED: Final = _Category(_PRED_TOKEN, "true, false, 0 or 1")
+_PRED: Final = _Category(_PRED_TOKEN, "true, false or an integer")
 _COMPLEX: Final = _Category(_COMPLEX_TOKEN, "complex value (real, imag)")
 
 _BRACE_RE = re.compile(r"[{}]")
@@ -80,21 +82,83 @@ def _type_name(element_type: str) -> str:
 # ---------------------------------------------------------------- element ranges
 
 
-def _check_ints(element_type: str, row: str, at: int) -> None:
+def _above(bound: str) -> str:
+    """A pattern for the digit strings of ``bound``'s length that are greater than it."""
+    alts = [re.escape(bound[:i]) + f"[{int(d) + 1}-9]" + r"\d" * (len(bound) - i - 1)
+            for i, d in enumerate(bound) if d != "9"]
+    return "|".join(alts) if alts else "(?!)"
+
+
+def _out_of_range(element_type: str) -> re.Pattern[str]:
+    """One pattern finding any integer literal outside ``element_type``'s range, so that a
+    long row is checked by one search instead of one comparison per element."""
     lo, hi = lexicon.integer_range(element_type)
-    big = _BIG_INT_CACHE.get(element_type)
-    if big is None:
-        digits = min(len(str(hi)), len(str(-lo)) if lo else len(str(hi)))
-        pattern = r"-?\d{" + str(digits) + ",}"
-        if lo == 0:
-            pattern = r"-0*[1-9]\d*|" + pattern  # any negative value
-        big = _BIG_INT_CACHE[element_type] = re.compile(r"(?<![\d-])(?:" + pattern + r")(?!\d)")
-    for m in big.finditer(row):
-        value = int(m.group())
-        if not lo <= value <= hi:
-            raise ValueReadError(
-                f"value {m.group()} is out of range for literal's primitive type "
-                f"{_type_name(element_type)} namely [{lo}, {hi}]", at + m.start())
+    top = str(hi)
+    over = rf"(?<![\d\-])0*+(?:[1-9]\d{{{len(top)},}}|{_above(top)})(?!\d)"
+    if lo == 0:
+        under = r"-0*+[1-9]"  # any negative value
+    else:
+        bottom = str(-lo)
+        under = rf"(?<!\d)-0*+(?:[1-9]\d{{{len(bottom)},}}|{_above(bottom)})(?!\d)"
+    return re.compile(over + "|" + under)
+
+
+_CHUNK = 1 << 18
+
+
+def _chunks(row: str) -> list[tuple[int, int]]:
+    """``(start, end)`` pieces of about 256 kB of a comma-separated row, cut after commas."""
+    out: list[tuple[int, int]] = []
+    n = len(row)
+    start = 0
+    while start < n:
+        end = n if n - start <= _CHUNK else row.find(",", start + _CHUNK)
+        if end < 0:
+            end = n
+        out.append((start, end))
+        start = end + 1
+    return out
+
+
+def _canonical_ints_fit(element_type: str, row: str) -> bool:
+    """Whether every element of a canonical row (one comma between elements) fits the type,
+    read 256 kB at a time."""
+    lo, hi = lexicon.integer_range(element_type)
+    for start, end in _chunks(row):
+        values = list(map(int, row[start:end].split(",")))
+        if min(values) < lo or max(values) > hi:
+            return False
+    return True
+
+
+def _canonical_floats_fit(element_type: str, row: str) -> bool | None:
+    """Like :func:`_canonical_ints_fit` for floating-point rows; None when a NaN payload
+    needs the element-by-element reading."""
+    if "(" in row:
+        return None
+    limit = lexicon.float_max(element_type)[1]
+    inf = float("inf")
+    for start, end in _chunks(row):
+        values = map(float, row[start:end].split(","))
+        if max((abs(v) for v in values), default=0.0) >= limit:
+            values = map(float, row[start:end].split(","))
+            if any(limit <= abs(v) < inf for v in values):
+                return False
+    return True
+
+
+def _check_ints(element_type: str, row: str, at: int) -> None:
+    pattern = _BIG_INT_CACHE.get(element_type)
+    if pattern is None:
+        pattern = _BIG_INT_CACHE[element_type] = _out_of_range(element_type)
+    m = pattern.search(row)
+    if m is not None:
+        lo, hi = lexicon.integer_range(element_type)
+        token = re.match(r"-?\d+", row[m.start():])
+        shown = token.group() if token else m.group()
+        raise ValueReadError(
+            f"value {shown} is out of range for literal's primitive type "
+            f"{_type_name(element_type)} namely [{lo}, {hi}]", at + m.start())
 
 
 def _check_floats(element_type: str, row: str, at: int) -> None:
@@ -114,13 +178,6 @@ def _check_floats(element_type: str, row: str, at: int) -> None:
                 f"{_type_name(element_type)} namely [{-top:g}, {top:g}]", at + m.start())
 
 
-def _check_preds(row: str, at: int) -> None:
-    for m in re.finditer(r"(?<![\w.])-?\d+", row):
-        if m.group().lstrip("-").lstrip("0") not in ("", "1") or m.group() == "-1":
-            raise ValueReadError(
-                f"value {m.group()} is not a pred (true, false, 0 or 1)", at + m.start())
-
-
 def _check_complex(element_type: str, row: str, at: int) -> None:
     part = lexicon.COMPLEX_TYPES[element_type]
     for m in re.finditer(_FLOAT_NUM, row):
@@ -135,6 +192,10 @@ def _row(element_type: str, cat: _Category, seg: str, at: int) -> int:
     each checked against ``element_type``."""
     if cat.canonical.fullmatch(seg) is not None:
         count = seg.count(",") + 1
+        if cat is _INT and len(seg) > 4096 and _canonical_ints_fit(element_type, seg):
+            return count
+        if cat is _FLOAT and len(seg) > 4096 and _canonical_floats_fit(element_type, seg):
+            return count
         if cat is _COMPLEX:
             count = seg.count("(")
     elif cat.row.fullmatch(seg) is not None:
@@ -149,9 +210,7 @@ def _row(element_type: str, cat: _Category, seg: str, at: int) -> int:
         _check_ints(element_type, seg, at)
     elif cat is _FLOAT:
         _check_floats(element_type, seg, at)
-    elif cat is _PRED:
-        _check_preds(seg, at)
-    else:
+    elif cat is _COMPLEX:
         _check_complex(element_type, seg, at)
     return count
 

@@ -33,9 +33,7 @@ from typing import TYPE_CHECKING
 
 from . import lexicon
 from .errors import HloError, HloParseError
-from .literals import check_literal
 from .opcodes import (
-    ATTRIBUTE_KINDS,
     MODULE_ATTRS,
     AttrSpec,
     Kind,
@@ -61,10 +59,6 @@ _ID = lexicon.IDENTIFIER
 _ARRAY = r"[a-z][a-z0-9]*\[[0-9,<=? \t]*\](?:\{[^{}\n]*\})?"
 _TUPLE = r"\((?:[^()\n]|\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\))*\)"
 _SHAPE = "(?:" + _ARRAY + "|" + _TUPLE + ")"
-_FAST_HEAD = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?(" + _ID + r")[ \t]*=[ \t]*(?:(" + _SHAPE
-                        + r")[ \t]+)?([a-z][a-z0-9\-]*)\(")
-_PLAIN_OPERANDS = re.compile(r"[ \t]*(?:%?" + _ID + r"[ \t]*(?:,[ \t]*%?" + _ID + r"[ \t]*)*)?")
-_FAST_OPERAND = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
 _STR = r'"(?:[^"\\\n]|\\.)*"'
 _B0 = r"\{(?:[^{}\"\n]|" + _STR + r")*\}"
 _B1 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B0 + r")*\}"
@@ -72,8 +66,37 @@ _B2 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B1 + r")*\}"
 _B3 = r"\{(?:[^{}\"\n]|" + _STR + "|" + _B2 + r")*\}"
 _WORDS = r"[^,{}\"()\[\]\n]+"
 _IOTA = r"\[[0-9, \t]*\][ \t]*<=[ \t]*\[[0-9, \t]*\](?:[ \t]*T\([0-9, \t]*\))?"
-_FAST_ATTR = re.compile(r"[ \t]*,[ \t]*(" + _ID + r")=(" + _STR + "|" + _B3 + "|" + _IOTA + "|"
-                        + _WORDS + r")[ \t]*(?=,|\r?\n?$)")
+_OPERAND = r"(?:" + _SHAPE + r"[ \t]+)?%?" + _ID
+
+
+class _Fast:
+    """The patterns of the fast reading, compiled on first use (a module read without
+    strict mode does not pay for them)."""
+
+    def __init__(self) -> None:
+        self.head = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?(" + _ID + r")[ \t]*=[ \t]*(?:(" + _SHAPE
+                               + r")[ \t]+)?([a-z][a-z0-9\-]*)\(")
+        # possessive repeats: no backtracking state is kept per operand of a long list
+        self.plain_operands = re.compile(r"[ \t]*+(?:%?" + _ID + r"[ \t]*+(?:,[ \t]*+%?" + _ID
+                                         + r"[ \t]*+)*+)?+")
+        self.shaped_operands = re.compile(r"[ \t]*+" + _OPERAND + r"[ \t]*+(?:,[ \t]*+" + _OPERAND
+                                          + r"[ \t]*+)*+")
+        self.name = re.compile(r"%?(" + _ID + r")")
+        self.shaped_operand = re.compile(r"(?:^|,)[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")")
+        self.operand = re.compile(r"[ \t]*(?:(" + _SHAPE + r")[ \t]+)?%?(" + _ID + r")[ \t]*(?:,|$)")
+        self.attr = re.compile(r"[ \t]*,[ \t]*(" + _ID + r")=(" + _STR + "|" + _B3 + "|" + _IOTA + "|"
+                               + _WORDS + r")[ \t]*(?=,|\r?\n?$)")
+
+
+_fast: _Fast | None = None
+
+
+def _fast_patterns() -> _Fast:
+    global _fast
+    if _fast is None:
+        _fast = _Fast()
+    return _fast
+
 
 #: operand counts beyond a fixed arity: (test, message)
 _COUNT_RULES = {
@@ -86,6 +109,8 @@ _COUNT_RULES = {
     "conditional": (lambda n: n >= 2, "expects a branch index and at least one branch operand"),
     "collective-permute": (lambda n: n in (1, 4), "expects 1 operand, or 4 with slice_sizes"),
 }
+_ASYNC = frozenset({"async-start", "async-update", "async-done"})
+_UNUSUAL_DIMS = re.compile(r"[<=?]")
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
 _CACHE_SIZE = 1 << 14
 
@@ -97,7 +122,7 @@ _ONE_DIMENSION = {"sort", "concatenate", "all-gather", "all-gather-start", "redu
 class _Instr:
     """One instruction's source read again: where each piece is, in its own text."""
 
-    __slots__ = ("text", "shape_text", "opcode_at", "operands", "names", "operands_at",
+    __slots__ = ("text", "shape_text", "opcode_at", "operands", "names", "shapes", "operands_at",
                  "operands_end", "attrs")
 
     def __init__(self, text: str) -> None:
@@ -107,6 +132,8 @@ class _Instr:
         #: (shape, at, name, name_at) of each operand; None until needed when no operand has a shape
         self.operands: list[tuple[str | None, int, str, int]] | None = []
         self.names: list[str] = []
+        #: the shape written before each operand (None: none), when the fast reading kept no places
+        self.shapes: list[str | None] | None = None
         self.operands_at = 0
         self.operands_end = 0
         self.attrs: list[tuple[str, int, str, int]] = []  # name, at, value, value_at
@@ -117,6 +144,8 @@ class _Checker:
         self.module = module
         self.filename = module.filename
         self.defined: set[str] = set()  # computations defined so far
+        #: tuple and dynamic shapes read already (long tuple shapes repeat in big modules)
+        self.shapes: set[str | None] = set()
         #: (attribute, value text) -> value read, for the values a module repeats
         self.values: dict[tuple[str, str], object] = {}
 
@@ -140,7 +169,8 @@ class _Checker:
     def _read_fast(self, instr: Instruction, text: str) -> _Instr | None:
         """The plain one-line spellings XLA prints, read with a few regular expressions;
         None for anything else (then the careful reading decides)."""
-        m = _FAST_HEAD.match(text)
+        fast = _fast_patterns()
+        m = fast.head.match(text)
         if m is None or m.group(3) != instr.opcode:
             return None
         r = _Instr(text)
@@ -155,19 +185,24 @@ class _Checker:
                 return None
         else:
             close = text.find(")", open_at) + 1
-            if close <= 0 or "(" in text[open_at:close]:
+            if close <= 0 or text.find("(", open_at, close) >= 0:
                 return None
         r.operands_at, r.operands_end = open_at, close - 1
         if instr.opcode not in ("parameter", "constant"):
             pos = open_at
             end = close - 1
-            inner = text[pos:end]
-            if _PLAIN_OPERANDS.fullmatch(inner) is not None:
+            if fast.plain_operands.fullmatch(text, pos, end) is not None:
                 r.operands = None
-                if inner.strip(" \t"):
-                    r.names = [x.strip(" \t").lstrip("%") for x in inner.split(",")]
-            elif inner.strip(" \t"):
-                operand = _FAST_OPERAND.match
+                r.names = fast.name.findall(text, pos, end)
+            elif fast.shaped_operands.fullmatch(text[pos:end]) is not None:
+                inner = text[pos:end]
+                # every operand with or without its shape: shapes kept, places found if needed
+                pairs = fast.shaped_operand.findall(inner)
+                r.operands = None
+                r.names = [name for _shape, name in pairs]
+                r.shapes = [shape or None for shape, _name in pairs]
+            elif text[pos:end].strip(" \t"):
+                operand = fast.operand.match
                 while True:
                     o = operand(text, pos, end)
                     if o is None:
@@ -178,8 +213,10 @@ class _Checker:
                     if pos >= end:
                         break
         pos = close
-        n = len(text.rstrip("\r\n"))
-        attr = _FAST_ATTR.match
+        n = len(text)
+        while n and text[n - 1] in "\r\n":
+            n -= 1
+        attr = fast.attr.match
         while pos < n:
             a = attr(text, pos, n)
             if a is None:
@@ -295,7 +332,11 @@ class _Checker:
             self.defined.add(comp.name)
 
     def check_header(self) -> None:
-        for name, at, value, vat in _header_attrs(self.module.source):
+        try:
+            attrs = list(_header_attrs(self.module.source))
+        except ValueReadError as exc:
+            raise self._header_error(exc.offset, exc.message) from None
+        for name, at, value, vat in attrs:
             spec = MODULE_ATTRS.get(name)
             if spec is None:
                 raise self._header_error(at, f'unexpected attribute "{name}" in the module header. '
@@ -330,7 +371,10 @@ class _Checker:
 
     def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],
                           params: dict[int, str]) -> None:
-        r = self.read(instr, text)
+        try:
+            r = self.read(instr, text)
+        except ValueError as exc:  # the walker's own words (an unterminated string or comment)
+            raise self.error(instr, text, len(text) - len(text.lstrip(" \t")), str(exc)) from None
         text = r.text
         opcode = instr.opcode
         spec = spec_of(opcode)
@@ -338,13 +382,26 @@ class _Checker:
             close = closest_opcode(opcode)
             hint = f" (did you mean '{close}'?)" if close else ""
             raise self.error(instr, text, r.opcode_at, f"unknown opcode '{opcode}'{hint}")
-        shape = self._shape(instr, r)
+        # the reader has checked a plain array shape's syntax: any other shape is read here, and
+        # a plain one only where a rule looks inside it
+        shape_text = r.shape_text[0] if r.shape_text is not None else ""
+        shape = None
+        if opcode == "constant" or spec.name in _ASYNC:
+            shape = self._shape(instr, r)
+        elif (shape_text.startswith("(") or _UNUSUAL_DIMS.search(shape_text) is not None) and (
+            instr.shape not in self.shapes
+        ):
+            self._shape(instr, r)
+            if shape_text == instr.shape:
+                self.shapes.add(instr.shape)  # the reader's own (shared) string: only a set entry
         wrapped = split_async_opcode(opcode)
         if opcode == "parameter":
             self._check_parameter(instr, r, params)
         elif opcode == "constant":
             if shape is None:
                 raise self.error(instr, text, r.opcode_at, "a constant needs its shape")
+            from .literals import check_literal
+
             try:
                 check_literal(shape, text[r.operands_at : r.operands_end], r.operands_at)
             except ValueReadError as exc:
@@ -359,7 +416,7 @@ class _Checker:
             return None
         text, at = r.shape_text
         try:
-            return parse_shape(_no_comments(text))
+            return _shape_of(_no_comments(text))
         except HloError as exc:
             raise self.error(instr, r.text, at, exc.message) from None
 
@@ -387,17 +444,23 @@ class _Checker:
         rule = _COUNT_RULES.get(spec.name)
         if rule is not None and not rule[0](n):
             raise self.error(instr, r.text, r.operands_at - 1, rule[1].format(n=n))
+        if r.shapes is not None:
+            for k, (shape_text, name) in enumerate(zip(r.shapes, r.names, strict=True)):
+                producer = local.get(name)
+                if shape_text is not None and producer is not None and producer.shape not in (None, shape_text):
+                    self._operand_at(instr, r, k)  # finds the places, then checks below
+                    break
         for shape_text, at, name, _name_at in r.operands or ():
             if shape_text is None:
                 continue
             producer = local.get(name)
-            if producer is None or producer.shape is None:
+            if producer is None or producer.shape is None or producer.shape == shape_text:
                 continue
             try:
-                declared = parse_shape(_no_comments(shape_text))
+                declared = _shape_of(_no_comments(shape_text))
             except HloError as exc:
                 raise self.error(instr, r.text, at, exc.message) from None
-            own = parse_shape(producer.shape)
+            own = _shape_of(producer.shape)
             if not compatible(declared, own):
                 raise self.error(instr, r.text, at,
                                  f"the declared operand shape {declared.text()} is not compatible with "
@@ -435,7 +498,7 @@ class _Checker:
             required = required | self._branch_attrs(instr, r, local)
         if spec_name == "broadcast" and r.names:
             producer = local.get(r.names[0])
-            if producer is not None and producer.shape is not None and parse_shape(producer.shape).rank:
+            if producer is not None and producer.shape is not None and _shape_of(producer.shape).rank:
                 required = required | {"dimensions"}
         if len(values) >= len(required) and required.issubset(values):
             return values
@@ -449,7 +512,7 @@ class _Checker:
         producer = local.get(r.names[0])
         if producer is None or producer.shape is None:
             return set()
-        index = parse_shape(producer.shape)
+        index = _shape_of(producer.shape)
         if index.is_tuple or index.rank:
             raise self.error(instr, r.text, self._operand_at(instr, r, 0), "The first operand must be a scalar")
         if index.element_type == "pred":
@@ -524,7 +587,7 @@ class _Checker:
             raise self.error(instr, r.text, r.operands_at - 1,
                              "AsyncUpdate and AsyncDone expect a single async op as their operand.")
         if name == "async-update" and shape is not None and producer.shape is not None:
-            if not _same_shape(shape, parse_shape(producer.shape)):
+            if not _same_shape(shape, _shape_of(producer.shape)):
                 raise self.error(instr, r.text, r.shape_text[1] if r.shape_text else r.opcode_at,
                                  "AsyncUpdate expects the op shape to be the same as the operand shape.")
         start_wrapped = split_async_opcode(start_op)
@@ -583,6 +646,11 @@ def _calls_of(instr: Instruction, local: dict[str, Instruction]) -> str | None:
     return None
 
 
+def _shape_of(text: str) -> Shape:
+    """``parse_shape``, without keeping a long tuple shape in its cache."""
+    return parse_shape(text) if len(text) < 256 else parse_shape.__wrapped__(text)
+
+
 def _is_shape_start(text: str, pos: int) -> bool:
     if text.startswith("(", pos):
         return True
@@ -635,7 +703,18 @@ def _check_layout(value: str) -> None:
 
 
 def _header_attrs(source: str) -> Iterator[tuple[str, int, str, int]]:
-    """``(name, offset, value, value offset)`` of each attribute on the ``HloModule`` line."""
+    """``(name, offset, value, value offset)`` of each attribute on the ``HloModule`` line;
+    ValueReadError (with the offset in the source) for a comment that does not end."""
+    try:
+        yield from _header_attrs_unchecked(source)
+    except ValueReadError:
+        raise
+    except ValueError as exc:
+        at = source.find("/*")
+        raise ValueReadError(str(exc), max(at, 0)) from None
+
+
+def _header_attrs_unchecked(source: str) -> Iterator[tuple[str, int, str, int]]:
     pos = lexicon.skip_trivia(source, 0)
     if not source.startswith("HloModule", pos):
         return
@@ -675,7 +754,3 @@ def check_module(module: Module) -> None:
     """Raise :class:`~hlo_rewrite.errors.HloParseError` at the first thing in ``module`` that
     XLA's parser rejects (see the module documentation)."""
     _Checker(module).check()
-
-
-# the attribute names the table knows, for messages that list them
-KNOWN_ATTRIBUTES = frozenset(ATTRIBUTE_KINDS)

@@ -227,9 +227,10 @@ class _Reader:
         """``open item (, item)* close`` (XLA's ParseList)."""
         self.punct(open_)
         out: list = []
-        if self.eat(close):
+        if self.is_punct(close):
             if not empty:
                 raise ValueReadError("expected at least one item", self.at())
+            self.i += 1
             return out
         while True:
             out.append(item())
@@ -248,9 +249,29 @@ class _Reader:
 # ------------------------------------------------------------------ the readers
 
 
+def _skip_group(r: _Reader, open_: str, close: str) -> None:
+    """A bracketed group whose insides are not read: its brackets must balance."""
+    r.punct(open_)
+    depth = 1
+    while depth:
+        tok = r.peek()
+        if tok is None:
+            raise r.fail(f"'{close}'")
+        r.i += 1
+        if tok[0] == "punct" and tok[1] in "{}[]()":
+            depth += 1 if tok[1] in "{[(" else -1
+
+
 def _read_replica_groups(r: _Reader) -> list[list[int]]:
     if r.is_punct("{"):
         return r.int_list_list()
+    tok = r.peek()
+    if tok is not None and tok[0] == "word" and tok[1] == "mesh":
+        # mesh['a'=2,'b'=4] {'b'}: the groups of a device mesh (expanded by the grammar)
+        r.i += 1
+        _skip_group(r, "[", "]")
+        _skip_group(r, "{", "}")
+        return []
     start = r.at()
     tile = r.listed("[", "]", r.integer, empty=False)
     r.punct("<=")

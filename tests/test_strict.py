@@ -120,6 +120,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      1, 41, "error parsing attribute entry_computation_layout"),
     ("calls= with two names", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kLoop, "
                                      "calls=add, add\n"), 11, 55, "expects an attribute name=value"),
+    ("unknown attribute on the second line of an instruction", module(
+        "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={\n"
+        "     {0,1}}, to_apply=add, foo=1\n"), 12, 28, 'unexpected attribute "foo" for all-reduce'),
+    ("dimension that is not a size", module("  p = f32[=4] parameter(0)\n  ROOT r = f32[4] negate(p)\n"),
+     10, 7, "malformed shape 'f32[=4]'"),
+    ("comment that does not end in the header", module(
+        "  ROOT p = f32[] parameter(0)\n", head="HloModule jit_/*_lambda, num_partitions=1\n\n"),
+     1, 15, "unterminated comment"),
     ("fusion kind", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kFast, calls=add\n"),
      11, 37, "'kFast' is not a value of kind"),
 ]
@@ -159,6 +167,10 @@ ACCEPTED: list[tuple[str, str]] = [
                                        'metadata={op_name="a"}\n')),
     ("iota groups", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
                            "replica_groups=[2,4]<=[4,2]T(1,0)\n")),
+    ("mesh groups", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+                           "replica_groups=mesh['a'=2,'b'=4] {'b'}\n")),
+    ("an instruction over two lines", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), "
+                                             "replica_groups={\n     {0,1}}, to_apply=add\n")),
     ("broadcast of a scalar without dimensions", module("  p = f32[] parameter(0)\n  ROOT b = f32[4] broadcast(p)\n")),
     ("async chain", "HloModule m\n\nc {\n  a = f32[] parameter(0)\n  ROOT r = f32[] negate(a)\n}\n\n"
      "ENTRY e {\n  p = f32[] parameter(0)\n  s = ((f32[]), f32[], s32[]) async-start(p), calls=c\n"
@@ -190,3 +202,28 @@ def test_strict_error_is_not_an_internal_error_for_a_comment_before_the_operands
         parse_module(text, "in.hlo", strict=True)
     assert "internal" not in ei.value.message
     assert 'unexpected attribute "foo"' in ei.value.message
+
+
+def test_a_long_literal_is_checked_in_memory_proportional_to_it():
+    """A 2 MB s32 constant: checking it holds no per-element state (the regular-expression
+    engine once kept backtracking state for every element, 30 times the literal's size)."""
+    import random
+    import tracemalloc
+
+    from hlo_rewrite.literals import check_literal
+    from hlo_rewrite.shapes import parse_shape
+
+    rng = random.Random(0)
+    n = 200_000
+    text = "{" + ", ".join(str(rng.randint(-2**31, 2**31 - 1)) for _ in range(n)) + "}"
+    shape = parse_shape(f"s32[{n}]")
+    tracemalloc.start()
+    try:
+        check_literal(shape, text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * len(text) + 8_000_000, (peak, len(text))  # a copy, and a bounded piece at a time
+    bad = text[:-1] + ", 2147483648}"
+    with pytest.raises(ValueError, match="2147483648 is out of range"):
+        check_literal(parse_shape(f"s32[{n + 1}]"), bad)

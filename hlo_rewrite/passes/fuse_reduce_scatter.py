@@ -32,7 +32,10 @@ from dataclasses import dataclass, field
 
 from ..errors import HloError
 from ..ir import Computation, Instruction, Module
+from ..lexicon import read_bool
+from ..opcodes import Kind
 from ..shapes import Shape
+from ..values import ValueReadError, read
 from .base import Pass, PassReport, attach_location
 
 _RS = "reduce-scatter"
@@ -175,28 +178,23 @@ def _describe(f: _Fusion) -> str:
 def _int_attr(instr: Instruction, name: str) -> int | None:
     text = instr.attr_text(name)
     try:
-        return int(text) if text is not None else None
-    except ValueError:
+        return read(Kind.INT, text) if text is not None else None  # type: ignore[return-value]
+    except ValueReadError:
         return None
 
 
 def _dims(instr: Instruction) -> list[int] | None:
     """``dimensions={a,b}`` read without the grammar (None when absent or unusual)."""
     text = instr.attr_text("dimensions")
-    if text is None:
-        return None
-    inner = text.strip()
-    if not (inner.startswith("{") and inner.endswith("}")):
-        return None
     try:
-        return [int(p) for p in inner[1:-1].split(",") if p.strip()]
-    except ValueError:
+        return read(Kind.INT_LIST, text) if text is not None else None  # type: ignore[return-value]
+    except ValueReadError:
         return None
 
 
 def _flag(instr: Instruction, name: str) -> bool:
     text = instr.attr_text(name)
-    return text is not None and text.strip() == "true"  # XLA spells booleans in lower case only
+    return read_bool(text) is True  # XLA spells booleans in lower case only
 
 
 def _callee(instr: Instruction) -> str | None:

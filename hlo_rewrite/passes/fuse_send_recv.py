@@ -22,6 +22,7 @@ from ..attributes import split_attributes
 from ..errors import HloInternalError, PassError
 from ..escapes import c_escape, c_unescape
 from ..ir import Computation, Instruction, Module
+from ..lexicon import matching_close
 from ..shapes import parse_shape
 from .base import Pass, PassReport, located_error, option
 
@@ -380,26 +381,12 @@ def frontend_items(text: str, instr: Instruction | None = None) -> list[tuple[st
 
 def _is_braced(value: str) -> bool:
     """True when ``value`` is one brace-balanced ``{...}`` (XLA then prints it unquoted)."""
-    return value.startswith("{") and _closing_brace(value) == len(value) - 1
-
-
-def _closing_brace(value: str) -> int:
-    depth = 0
-    i = 0
-    while i < len(value):
-        ch = value[i]
-        if ch == '"':
-            i += 1
-            while i < len(value) and value[i] != '"':
-                i += 2 if value[i] == "\\" else 1
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
+    if not value.startswith("{"):
+        return False
+    try:
+        return matching_close(value, 0) == len(value)
+    except ValueError:
+        return False
 
 
 # ------------------------------------------------------------- strict token mode
