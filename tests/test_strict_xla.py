@@ -1,21 +1,17 @@
 """XLA's own parser agrees with strict mode: it rejects the texts strict mode rejects and
 accepts those it accepts, but for the cases listed in docs/decisions.md.
 
-jax is imported only when these tests run; without jaxlib they are skipped with one reason.
+Without jax/jaxlib the module is skipped with one reason.
 """
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+from conftest import needs_xla
 from test_strict import ACCEPTED, REJECTED
 
-pytestmark = [
-    pytest.mark.xla,
-    pytest.mark.skipif(importlib.util.find_spec("jaxlib") is None,
-                       reason="jaxlib is not installed: XLA's parser is not available as an oracle"),
-]
+xla_oracle = needs_xla()
+pytestmark = pytest.mark.xla
 
 #: what XLA accepts only through a flaw of its own, and strict mode rejects (docs/decisions.md)
 XLA_ACCEPTS_BUT_WE_REJECT = {
@@ -30,8 +26,6 @@ WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)"}
 
 
 def _xla_accepts(text: str) -> bool:
-    import xla_oracle
-
     try:
         xla_oracle.xla_parse(text)
     except xla_oracle.XlaRejected:

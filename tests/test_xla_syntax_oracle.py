@@ -6,13 +6,13 @@ module XLA reads that we reject or read differently."""
 from __future__ import annotations
 
 import pytest
+from conftest import needs_xla
 
-pytest.importorskip("jaxlib", reason="jaxlib is not installed: these tests compare with XLA's own parser")
+xla_oracle = needs_xla()
+pytestmark = pytest.mark.xla
 
 import fuzz_corpus  # noqa: E402
 from xla_syntax_cases import READS, REJECTS, XLA_BUGS  # noqa: E402
-
-pytestmark = pytest.mark.xla
 
 
 @pytest.mark.parametrize("case", sorted(READS))
