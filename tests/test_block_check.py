@@ -99,6 +99,9 @@ def test_the_example_body_is_checked_in_one_pass():
         ("%c = f32[] constant(0)", "%c = f32[] constantconstant(0)(0)", ""),
         ("%c = f32[] constant(0)", "%c = f3constant(0)2[] constant(0)", ""),
         ("%p1 = f32[8]{0} parameter(1)", "%p1 = f32[8]{0} xparameter(1)", ""),
+        # an attribute whose value never comes (a body's last line ends in '=')
+        ("ROOT %o = f32[8]{0} broadcast(%r), dimensions={}", "ROOT %o = f32[8]{0} broadcast(%r), dimensions=",
+         "expected a value for attribute 'dimensions'"),
     ],
 )
 def test_a_flaw_in_a_body_is_found_and_located_as_line_by_line(old, new, message):

@@ -87,14 +87,14 @@ TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
 # fails sooner, and a name spelled ROOT followed by a blank goes line by line
 P = "+" if sys.version_info >= (3, 11) else ""
 # one plain instruction line, for checking a whole computation body in one pass (after the
-# operands nothing or attributes, which do not end with ',' to go on on the next line):
+# operands nothing or attributes, which do not end with ',' or '=' to go on on the next line):
 # name, element type (none for a tuple shape), opcode, then a parameter's number or a
 # constant's literal, or for any other opcode text that may be bare operand names
 # (checked afterwards for the whole body at once, by NAMES_ONLY or INDEXED_OPERAND_LIST)
 BLOCK_LINE = re.compile(
     rf"^[ \t]*{P}(?:ROOT[ \t]+)?{P}%?{P}({IDENT}{P})[ \t]*{P}=[ \t]*{P}"
     rf"(?:([a-z][a-z0-9]*{P}){DIMS_LAYOUT}[ \t]+{P}|{TUPLE_SHAPE}[ \t]+{P})?([a-z][a-z0-9\-]*{P})"
-    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\)(?:[ \t]*,.*|\r?)(?<!,)(?<!,\r)\n",
+    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\)(?:[ \t]*,.*|\r?)(?<![,=])(?<![,=]\r)\n",
     re.M,
 )
 ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))
