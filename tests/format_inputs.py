@@ -59,3 +59,29 @@ def torch_xla_dump(graphs: list[str], names: list[str] | None = None) -> str:
             f"\n## BEGIN_GRAPH\n{graph}\n## END_GRAPH\n\n\n"
         )
     return "".join(out)
+
+
+#: a program run under ``--xla_dump_to`` by :func:`xla_dump_tree`
+_DUMP_PROGRAM = """
+import os, sys
+os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 --xla_dump_to=" + sys.argv[1]
+                           + " --xla_dump_hlo_as_text --xla_dump_hlo_as_proto --xla_dump_compress_protos")
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:8]), ("x",))
+def body(x):
+    return jax.lax.psum(x, "x"), jax.lax.all_gather(x, "x", tiled=True)
+f = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=(P(), P()), check_vma=False)
+jax.jit(f).lower(jnp.ones((16, 4))).compile()
+"""
+
+
+def xla_dump_tree(directory: str) -> None:
+    """What JAX's ``--xla_dump_to`` writes for one shard_map program (in a fresh process, as the
+    flags are read when XLA starts): HLO text, gzipped ``HloProto`` (``*.hlo.pb.gz``), one folder per
+    module with ``module.mlir``, ``topology.pb`` and ``compile_options.pb`` (the same names in every
+    folder), LLVM IR, object files and reports that are not HLO."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", _DUMP_PROGRAM, directory], check=True, capture_output=True, timeout=300)

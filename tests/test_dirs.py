@@ -80,3 +80,57 @@ def test_matches_file_names_and_paths():
     assert matches("x/y/z.hlo", ["x/*.hlo"])
     assert not matches("x/y/z.hlo", ["y/*"])
     assert not matches("x/y/z.hlo.gz", ["*.hlo"])
+
+
+# --------------------------------------------------------------------------- a real --xla_dump_to tree
+
+
+@pytest.fixture(scope="module")
+def xla_dump(tmp_path_factory):
+    pytest.importorskip("jax", reason="jax/jaxlib not installed (pip install 'hlo-rewrite[xla]' or the test extra)")
+    import format_inputs
+
+    root = tmp_path_factory.mktemp("xla_dump")
+    format_inputs.xla_dump_tree(str(root))
+    return root
+
+
+def test_xla_dump_tree_formats_are_judged_by_content(xla_dump):
+    found = {}
+    for e in formats.walk(str(xla_dump)):
+        doc = formats.load(e.path, fallback=None)
+        found[e.relpath] = None if doc is None else (doc.format, doc.compressed, doc.wrapped)
+    hlo = {r for r, k in found.items() if k is not None}
+    assert hlo  # and every HLO file is one of the three kinds XLA wrote
+    for rel in hlo:
+        if rel.endswith(".hlo.pb.gz"):
+            assert found[rel] == ("hlo-proto", True, True)  # an HloProto, gzipped
+        elif rel.endswith(".txt"):
+            assert found[rel] == ("hlo", False, False)
+        else:
+            assert rel.endswith("/module.mlir") and found[rel] == ("stablehlo", False, False)
+    # the other protos (topology, compile options, memory reports), reports, LLVM IR, objects: skipped
+    assert any(r.endswith("topology.pb") for r in found) and not any(r.endswith("topology.pb") for r in hlo)
+    assert any(r.endswith("memory-usage-report.pb.gz") for r in found)
+    assert not any(r.endswith(("memory-usage-report.pb.gz", "compile_options.pb", ".ll", ".o", "live-range.txt"))
+                   for r in hlo)
+    # the same file names stand in several folders
+    names = [r.rsplit("/", 1)[-1] for r in found if "/" in r]
+    assert names.count("module.mlir") == len([r for r in found if r.endswith("/module.mlir")]) >= 2
+
+
+def test_xla_proto_dump_rewrites_like_its_plain_text(xla_dump):
+    from test_formats import rewrite
+
+    protos = [e for e in formats.walk(str(xla_dump), include=["*.hlo.pb.gz"])]
+    assert protos
+    changed = 0
+    for e in protos:
+        doc = formats.load(e.path)
+        out = [rewrite(u.text, e.relpath) for u in doc.units]
+        assert out == [rewrite(doc.text)]
+        changed += out[0] != doc.text
+        written = doc.encode(out, output_format=formats.PROTO)  # an HloProto again, gzipped like the input
+        again = formats.from_bytes(written, e.relpath)
+        assert (again.format, again.compressed, again.wrapped) == ("hlo-proto", True, True)
+    assert changed  # the module with the psum and all-gather was rewritten

@@ -15,7 +15,7 @@ from conftest import ALLREDUCE_MODULE
 
 from hlo_rewrite import formats, parse_module, print_module, xla_bridge
 from hlo_rewrite.errors import HloError, HloParseError
-from hlo_rewrite.formats import detect
+from hlo_rewrite.formats import wire
 from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions
 from hlo_rewrite.pipeline import run_passes
 
@@ -79,10 +79,16 @@ def test_sniff_judges_by_content(data, expected):
 
 def test_wire_format_check_reads_only_well_formed_messages():
     # field 1 (name) "m", field 3 (computations) an empty message
-    assert detect.is_hlo_module_proto(b"\x0a\x01m\x1a\x00")
-    assert not detect.is_hlo_module_proto(b"\x0a\x01m")  # no computations
-    assert not detect.is_hlo_module_proto(b"\x0a\x05m")  # length past the end
-    assert not detect.is_hlo_module_proto(b"\x0a\x01m\x1a\x00\x0f")  # wire type 7
+    assert wire.is_module(b"\x0a\x01m\x1a\x00")
+    assert not wire.is_module(b"\x0a\x01m")  # no computations
+    assert not wire.is_module(b"\x0a\x05m")  # length past the end
+    assert not wire.is_module(b"\x0a\x01m\x1a\x00\x0f")  # wire type 7
+    module = b"\x0a\x01m\x12\x01e\x1a\x00"
+    assert wire.hlo_proto_kind(module) == wire.MODULE
+    wrapped = wire.wrap(module) + b"\x1a\x02\x08\x01"  # an HloProto with a buffer assignment
+    assert wire.hlo_proto_kind(wrapped) == wire.WRAPPED and wire.unwrap(wrapped) == module
+    assert wire.hlo_proto_kind(wire.wrap(b"\x08\x01")) is None  # field 1 holds no module
+    assert wire.varint(300) == b"\xac\x02" and wire.read_varint(b"\xac\x02", 0) == (300, 2)
 
 
 # --------------------------------------------------------------------------- gzip

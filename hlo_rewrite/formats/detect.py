@@ -9,15 +9,17 @@
 - ``stablehlo``: MLIR text (``module``/``func.func`` with ``stablehlo.`` or
   ``mhlo.`` operations);
 - ``hlo-pbtxt``: an ``HloModuleProto`` in protobuf text format;
-- ``hlo-proto``: a binary ``HloModuleProto``: the whole input reads as
-  protobuf wire format with the fields a module has (its name, field 1, and
-  its computations, field 3, both length-delimited);
+- ``hlo-proto``: a binary ``HloModuleProto``, or an ``HloProto`` holding one
+  (XLA's ``*.hlo.pb`` dumps): the whole input reads as protobuf wire format
+  with the fields a module has (``wire.py``);
 - ``None``: none of these (a directory walk skips such files).
 """
 
 from __future__ import annotations
 
 import re
+
+from . import wire
 
 HLO = "hlo"
 TORCH_XLA = "torch_xla"
@@ -65,54 +67,6 @@ def _is_pbtxt(head: str) -> bool:
     return bool(_PBTXT_FIELD.match(head, pos)) and bool(_PBTXT_MODULE_FIELDS.search(head))
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-
-
-def top_level_fields(data: bytes) -> dict[int, int] | None:
-    """Field number -> wire type of each top-level protobuf field, or None if ``data`` is not wire format."""
-    fields: dict[int, int] = {}
-    pos = 0
-    try:
-        while pos < len(data):
-            key, pos = _varint(data, pos)
-            number, wire = key >> 3, key & 7
-            if number == 0:
-                return None
-            if wire == 0:
-                _, pos = _varint(data, pos)
-            elif wire == 1:
-                pos += 8
-            elif wire == 2:
-                length, pos = _varint(data, pos)
-                pos += length
-            elif wire == 5:
-                pos += 4
-            else:  # groups (3, 4) are not used by HloModuleProto; 6, 7 do not exist
-                return None
-            if pos > len(data):
-                return None
-            fields.setdefault(number, wire)
-    except ValueError:
-        return None
-    return fields
-
-
-def is_hlo_module_proto(data: bytes) -> bool:
-    """Does ``data`` read as a serialized ``HloModuleProto`` (name and computations present)?"""
-    fields = top_level_fields(data)
-    return fields is not None and fields.get(1) == 2 and fields.get(3) == 2
-
-
 def sniff(data: bytes) -> str | None:
     """The format of ``data`` (decompressed bytes), or None when it is none the tool reads."""
     head = data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
@@ -127,6 +81,6 @@ def sniff(data: bytes) -> str | None:
             return STABLEHLO
         if _is_pbtxt(head):
             return PBTXT
-    if is_hlo_module_proto(data):
+    if wire.hlo_proto_kind(data) is not None:
         return PROTO
     return None

@@ -18,7 +18,7 @@ from .. import xla_bridge
 from ..errors import HloError, HloIOError
 from ..io import decode
 from . import frames as _frames
-from . import gzipped
+from . import gzipped, wire
 from .detect import HLO, PBTXT, PROTO, STABLEHLO, TORCH_XLA, is_hlo_text, sniff
 
 #: output formats a user can ask for (``--output-format``), and the format a suffix names
@@ -57,6 +57,8 @@ class Document:
     source: bytes = b""  # the bytes as read (before decompression: ``raw``)
     raw: bytes = b""
     kept: list[str] = field(default_factory=list)
+    #: a binary proto that is an ``HloProto`` (XLA's ``*.hlo.pb`` dumps) rather than a bare ``HloModuleProto``
+    wrapped: bool = False
     #: torch_xla dumps: the text around the frames, and per frame None (a unit) or its kept text
     outside: list[str] = field(default_factory=list, repr=False)
     frame_slots: list[str | None] = field(default_factory=list, repr=False)
@@ -105,7 +107,8 @@ class Document:
         if fmt == HLO:
             return text.encode("utf-8")
         if fmt == PROTO:
-            return xla_bridge.text_to_proto(text, self.name)
+            module = xla_bridge.text_to_proto(text, self.name)
+            return wire.wrap(module) if self.wrapped else module
         if fmt == STABLEHLO:
             return xla_bridge.text_to_mlir(text, self.name).encode("utf-8")
         if fmt == PBTXT:
@@ -184,7 +187,8 @@ def from_bytes(raw: bytes, name: str, *, fallback: str | None = HLO) -> Document
             raise FormatError("no graph in this torch_xla dump is HLO text (torch_xla writes HLO with "
                               "XLA_SAVE_TENSORS_FMT=hlo)", filename=name)
     elif fmt == PROTO:
-        doc.text = xla_bridge.proto_to_text(data, name)
+        doc.wrapped = wire.hlo_proto_kind(data) == wire.WRAPPED
+        doc.text = xla_bridge.proto_to_text(wire.unwrap(data) if doc.wrapped else data, name)
         doc.units = [Unit(doc.text)]
     elif fmt == STABLEHLO:
         doc.text = xla_bridge.mlir_to_text(decode(data, name), name)
