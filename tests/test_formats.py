@@ -249,10 +249,34 @@ def test_xla_rejection_is_a_clear_error(fi):
                                                                        output_format=formats.PROTO)
 
 
-def test_pbtxt_is_recognised_and_refused_with_a_reason():
-    data = b'name: "m"\nentry_computation_name: "main"\ncomputations {\n  name: "main"\n}\n'
-    with pytest.raises(formats.FormatError, match=r"text format \(\.pbtxt\) is not supported"):
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_pbtxt_is_read_and_written_through_xla_schema(fi, wrapped):
+    pytest.importorskip("google.protobuf", reason="protobuf not installed (pip install 'hlo-rewrite[xla]')")
+    proto = fi.to_proto(fi.jax_hlo())
+    pbtxt = xla_bridge.proto_to_pbtxt(proto, wrapped)
+    assert pbtxt.startswith("hlo_module {" if wrapped else 'name: "')
+    doc = formats.from_bytes(pbtxt.encode(), "module.txt")
+    assert (doc.format, doc.wrapped) == (formats.PBTXT, wrapped)
+    plain = fi.xla_text(proto)  # the equivalent plain HLO text
+    assert doc.text == plain
+    outputs = rewrite_doc(doc)
+    assert outputs == [rewrite(plain)] and outputs[0] != plain
+    assert doc.encode(outputs) == outputs[0].encode()
+    back = doc.encode(outputs, output_format=formats.PBTXT)
+    again = formats.from_bytes(back, "again.pbtxt")
+    assert (again.format, again.wrapped) == (formats.PBTXT, wrapped)
+    assert again.text == fi.xla_text(fi.to_proto(outputs[0]))
+    assert doc.encode([doc.text], output_format=formats.PBTXT) == pbtxt.encode()  # unchanged: same bytes
+
+
+def test_pbtxt_syntax_error_is_located(fi):
+    pytest.importorskip("google.protobuf", reason="protobuf not installed (pip install 'hlo-rewrite[xla]')")
+    data = b'name: "m"\nentry_computation_name: "main"\ncomputations {\n  name: "main"\n  bogus_field: 3\n}\n'
+    with pytest.raises(HloParseError) as info:
         formats.from_bytes(data, "m.pbtxt")
+    err = info.value
+    assert (err.filename, err.line, err.source_line) == ("m.pbtxt", 5, "  bogus_field: 3")
+    assert "bogus_field" in err.message
 
 
 def test_without_the_extra_one_line_says_what_to_install(monkeypatch):

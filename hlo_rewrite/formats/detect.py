@@ -8,7 +8,7 @@
   ``## BEGIN_GRAPH``;
 - ``stablehlo``: MLIR text (``module``/``func.func`` with ``stablehlo.`` or
   ``mhlo.`` operations);
-- ``hlo-pbtxt``: an ``HloModuleProto`` in protobuf text format;
+- ``hlo-pbtxt``: an ``HloModuleProto`` (or ``HloProto``) in protobuf text format;
 - ``hlo-proto``: a binary ``HloModuleProto``, or an ``HloProto`` holding one
   (XLA's ``*.hlo.pb`` dumps): the whole input reads as protobuf wire format
   with the fields a module has (``wire.py``);
@@ -39,7 +39,7 @@ _MLIR_ALIASES = re.compile(r"(?:\s+|//[^\n]*|#[\w.$-]+\s*=[^\n]*)*")
 _WORD = re.compile(r"[A-Za-z_][\w.]*")
 _FRAME_LINE = re.compile(rb"(?:^|\n)## BEGIN_GRAPH[ \t]*\r?\n")
 _PBTXT_FIELD = re.compile(r"[a-z_][a-z0-9_]*\s*(?::|\{)")
-_PBTXT_MODULE_FIELDS = re.compile(r"^\s*(?:computations\s*\{|entry_computation_name\s*:)", re.M)
+_PBTXT_MODULE_FIELDS = re.compile(r"^\s*(?:computations\s*\{|entry_computation_name\s*:|hlo_module\s*\{)", re.M)
 
 
 def first_word(text: str) -> str:

@@ -22,7 +22,7 @@ from . import gzipped, wire
 from .detect import HLO, PBTXT, PROTO, STABLEHLO, TORCH_XLA, is_hlo_text, sniff
 
 #: output formats a user can ask for (``--output-format``), and the format a suffix names
-OUTPUT_FORMATS = (HLO, PROTO, STABLEHLO)
+OUTPUT_FORMATS = (HLO, PROTO, PBTXT, STABLEHLO)
 _SUFFIX_FORMATS = {".pb": PROTO, ".pbtxt": PBTXT, ".mlir": STABLEHLO}
 
 
@@ -57,7 +57,7 @@ class Document:
     source: bytes = b""  # the bytes as read (before decompression: ``raw``)
     raw: bytes = b""
     kept: list[str] = field(default_factory=list)
-    #: a binary proto that is an ``HloProto`` (XLA's ``*.hlo.pb`` dumps) rather than a bare ``HloModuleProto``
+    #: a proto that is an ``HloProto`` (XLA's ``*.hlo.pb`` dumps) rather than a bare ``HloModuleProto``
     wrapped: bool = False
     #: torch_xla dumps: the text around the frames, and per frame None (a unit) or its kept text
     outside: list[str] = field(default_factory=list, repr=False)
@@ -112,12 +112,9 @@ class Document:
         if fmt == STABLEHLO:
             return xla_bridge.text_to_mlir(text, self.name).encode("utf-8")
         if fmt == PBTXT:
-            raise FormatError(_PBTXT_UNSUPPORTED, filename=self.name)
+            module = xla_bridge.text_to_proto(text, self.name)
+            return xla_bridge.proto_to_pbtxt(module, self.wrapped).encode("utf-8")
         raise FormatError(f"cannot write {fmt}", filename=self.name)
-
-
-_PBTXT_UNSUPPORTED = ("HloModuleProto text format (.pbtxt) is not supported: jaxlib has no converter for it; "
-                      "write the module as HLO text or as a binary proto (.pb) instead")
 
 
 def default_output_format(input_format: str) -> str:
@@ -194,7 +191,9 @@ def from_bytes(raw: bytes, name: str, *, fallback: str | None = HLO) -> Document
         doc.text = xla_bridge.mlir_to_text(decode(data, name), name)
         doc.units = [Unit(doc.text)]
     elif fmt == PBTXT:
-        raise FormatError(_PBTXT_UNSUPPORTED, filename=name)
+        module, doc.wrapped = xla_bridge.pbtxt_to_proto(decode(data, name), name)
+        doc.text = xla_bridge.proto_to_text(module, name)
+        doc.units = [Unit(doc.text)]
     else:  # pragma: no cover - sniff names only the formats above
         raise FormatError(f"unknown format {fmt}", filename=name)
     return doc
