@@ -104,7 +104,7 @@ def test_xla_dump_tree_formats_are_judged_by_content(xla_dump):
     assert hlo  # and every HLO file is one of the three kinds XLA wrote
     for rel in hlo:
         if rel.endswith(".hlo.pb.gz"):
-            assert found[rel] == ("hlo-proto", True, True)  # an HloProto, gzipped
+            assert found[rel] == ("proto", True, True)  # an HloProto, gzipped
         elif rel.endswith(".txt"):
             assert found[rel] == ("hlo", False, False)
         else:
@@ -132,5 +132,5 @@ def test_xla_proto_dump_rewrites_like_its_plain_text(xla_dump):
         changed += out[0] != doc.text
         written = doc.encode(out, output_format=formats.PROTO)  # an HloProto again, gzipped like the input
         again = formats.from_bytes(written, e.relpath)
-        assert (again.format, again.compressed, again.wrapped) == ("hlo-proto", True, True)
+        assert (again.format, again.compressed, again.wrapped) == ("proto", True, True)
     assert changed  # the module with the psum and all-gather was rewritten

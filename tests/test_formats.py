@@ -66,7 +66,7 @@ def test_plain_text_is_one_unit_and_unchanged_bytes_come_back(hlo_text):
     (b"\xef\xbb\xbfHloModule m\n", "hlo"),
     (b"ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n", "hlo"),
     (b"#loc = loc(unknown)\nmodule @m {\n  func.func @main() {\n    stablehlo.return\n  }\n}\n", "stablehlo"),
-    (b"# comment\nname: \"m\"\nentry_computation_name: \"main\"\ncomputations {\n}\n", "hlo-pbtxt"),
+    (b"# comment\nname: \"m\"\nentry_computation_name: \"main\"\ncomputations {\n}\n", "pbtxt"),
     (b"[g]\nTensorsGraphInfo:\n\n## BEGIN_GRAPH\nIR {\n}\n\n## END_GRAPH\n", "torch_xla"),
     (b"just some notes about HloModule\n", None),
     (b"module @m { func.func @f() { return } }\n", None),  # MLIR, but not StableHLO/MHLO
@@ -129,8 +129,8 @@ def test_invalid_utf8_inside_gzip_names_the_line():
 
 
 @pytest.mark.parametrize("path, fmt, gz", [
-    ("out.hlo", None, False), ("out.hlo.gz", None, True), ("out.pb", "hlo-proto", False),
-    ("out.pb.gz", "hlo-proto", True), ("x/out.mlir", "stablehlo", False), ("out.pbtxt", "hlo-pbtxt", False),
+    ("out.hlo", None, False), ("out.hlo.gz", None, True), ("out.pb", "proto", False),
+    ("out.pb.gz", "proto", True), ("x/out.mlir", "stablehlo", False), ("out.pbtxt", "pbtxt", False),
     ("-", None, False), (None, None, False),
 ])
 def test_destination_names_choose_format_and_compression(path, fmt, gz):

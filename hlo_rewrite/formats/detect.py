@@ -8,8 +8,8 @@
   ``## BEGIN_GRAPH``;
 - ``stablehlo``: MLIR text (``module``/``func.func`` with ``stablehlo.`` or
   ``mhlo.`` operations);
-- ``hlo-pbtxt``: an ``HloModuleProto`` (or ``HloProto``) in protobuf text format;
-- ``hlo-proto``: a binary ``HloModuleProto``, or an ``HloProto`` holding one
+- ``pbtxt``: an ``HloModuleProto`` (or ``HloProto``) in protobuf text format;
+- ``proto``: a binary ``HloModuleProto``, or an ``HloProto`` holding one
   (XLA's ``*.hlo.pb`` dumps): the whole input reads as protobuf wire format
   with the fields a module has (``wire.py``);
 - ``None``: none of these (a directory walk skips such files).
@@ -24,8 +24,8 @@ from . import wire
 HLO = "hlo"
 TORCH_XLA = "torch_xla"
 STABLEHLO = "stablehlo"
-PBTXT = "hlo-pbtxt"
-PROTO = "hlo-proto"
+PBTXT = "pbtxt"
+PROTO = "proto"
 
 #: every format name, in the order they are tried
 FORMATS = (HLO, TORCH_XLA, STABLEHLO, PBTXT, PROTO)
