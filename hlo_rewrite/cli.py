@@ -1,43 +1,49 @@
 """The ``hlo-rewrite`` command line (documented in docs/cli.md).
 
-The work per input file is :func:`process_path` / :func:`process_text`: read,
-parse (each ``--split-input-file`` chunk on its own), run the passes, print,
-and in safe mode check the output. It returns a :class:`FileResult` and never
-raises, so one bad file never stops the others, and it runs the same in this
-process and in ``--jobs`` worker processes. :func:`main` then writes the
-outputs (or diffs, or nothing for ``--check``) in input order and exits with
-the worst exit code seen.
+This module is the command's options and the order of a run: settle the options (command
+line over ``[tool.hlo-rewrite]``, ``config.py``), decide where outputs go (``outputs.py``),
+process each input (``runner.py``), write each output in input order, and say what happened
+(``reporter.py``). The exit code is the worst one seen (:class:`~hlo_rewrite.errors.ExitCode`).
 """
 
 from __future__ import annotations
 
-import difflib
+import contextlib
 import os
+import shlex
+import signal
 import sys
-import time
-import traceback
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import Any
 
 import click
+from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 
 from . import __version__
-from .errors import HloError, HloInternalError, HloIOError
-from .io import read_input, write_atomic, write_stdout
+from .config import ConfigError, find_config, search_start
+from .errors import ExitCode, HloError, HloIOError
+from .io import read_input
+from .outputs import (
+    OutputMode,
+    OutputPlan,
+    Stdout,
+    StdoutError,
+    UsageProblem,
+    color_diff,
+    ensure_directory,
+    flush_stdout,
+    plan_outputs,
+    same_file,
+    silence_stdout,
+    unified_diff,
+    write_file,
+)
 from .passes import DEFAULT_PIPELINE, REGISTRY, PassOptions, get_pass
-from .pipeline import parse_pass_list, run_passes
-from .printer import print_module
-from .report import ErrorInfo, FileResult, ModuleResult, build_report, render_stats, report_json, worst_exit_code
-from .scanner import parse_module
-from .split import split_chunks
-
-#: exit codes (docs/cli.md, "Exit codes")
-EXIT_OK = 0
-EXIT_CHANGED = 1
-EXIT_USAGE = 2
-EXIT_INVALID_INPUT = 3
-EXIT_IO = 4
-EXIT_INTERNAL = 5
+from .pipeline import parse_pass_list
+from .report import ErrorInfo, FileResult, build_report, report_json, worst_exit_code
+from .reporter import ColorChoice, Reporter, isatty, use_color
+from .runner import Job, internal_error, iter_results
 
 #: show a progress bar from this many files on (when stderr is a terminal)
 PROGRESS_MIN_FILES = 8
@@ -49,10 +55,14 @@ TOGGLES = {
     "convert_collectives": "convert-collectives-to-custom-call",
 }
 
-REPORT_HINT = (
-    "this is a bug in hlo-rewrite {version}; please report it as an issue and attach the input "
-    "file and this command line:\n  {command}"
+#: the options ``[tool.hlo-rewrite]`` may set (by parameter name)
+CONFIG_OPTIONS = (
+    "passes", *TOGGLES, "all_computations", "send_recv_target", "strict_tokens", "strict", "safe",
+    "split_input_file", "jobs", "color",
 )
+
+
+# --------------------------------------------------------------------------- the pass list
 
 
 # --------------------------------------------------------------------------- the pass list
@@ -100,228 +110,9 @@ def describe_passes() -> str:
 # --------------------------------------------------------------------------- the work per file
 
 
-@dataclass(frozen=True)
-class Job:
-    """Everything the per-file work needs; picklable, for worker processes."""
-
-    names: tuple[str, ...]
-    options: PassOptions
-    strict: bool = False
-    safe: bool = False
-    split: bool = False
-    keep_input: bool = False
-
-
-def _internal_error(exc: BaseException, filename: str) -> ErrorInfo:
-    """An unexpected exception (a bug) as an exit-5 error with its traceback."""
-    if isinstance(exc, HloError):
-        exc.with_filename(filename)
-        text = exc.render().replace(": error: ", ": internal error: ", 1)
-        message = exc.message
-    else:
-        message = f"{type(exc).__name__}: {exc}"
-        text = f"{filename}: internal error: {message}"
-    return ErrorInfo(
-        kind="HloInternalError" if isinstance(exc, HloError) else "InternalError",
-        message=message,
-        exit_code=EXIT_INTERNAL,
-        rendered=text,
-        filename=filename,
-        traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-    )
-
-
-def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: int = 0) -> tuple[str | None, ModuleResult]:
-    """Parse, rewrite and print one module; returns (output or None, result)."""
-    result = ModuleResult(index=index, line_offset=line_offset)
-    try:
-        t0 = time.perf_counter()
-        module = parse_module(text, name, strict=job.strict)
-        t1 = time.perf_counter()
-        result.reports = run_passes(module, job.names, job.options)
-        t2 = time.perf_counter()
-        out = print_module(module)
-        t3 = time.perf_counter()
-        result.seconds = {"parse": t1 - t0, "passes": t2 - t1, "print": t3 - t2}
-        if job.safe and out != text:
-            from .safety import check_output
-
-            check_output(out, job.names, job.options, name)
-            result.seconds["check"] = time.perf_counter() - t3
-        return out, result
-    except HloInternalError as exc:
-        result.error = _internal_error(exc.shifted(line_offset), name)
-    except HloError as exc:
-        result.error = ErrorInfo.from_hlo_error(exc.with_filename(name).shifted(line_offset))
-    except Exception as exc:  # noqa: BLE001 - any other exception is a bug: report it, never crash
-        result.error = _internal_error(exc, name)
-    return None, result
-
-
-def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
-    """Rewrite the text of one input (all its chunks with ``job.split``)."""
-    res = FileResult(name=name, path=path)
-    if job.keep_input:
-        res.input_text = text
-    if job.split:
-        chunks, separators = split_chunks(text)
-    else:
-        chunks, separators = None, []
-    outputs: list[str] = []
-    if chunks is None:
-        out, mod = process_module(text, name, job)
-        res.modules.append(mod)
-        outputs.append(out if out is not None else "")
-    else:
-        for i, chunk in enumerate(chunks):
-            if chunk.is_blank and len(chunks) > 1:  # a lone blank input is an error, as without the split
-                res.modules.append(ModuleResult(index=i, line_offset=chunk.line_offset, blank=True))
-                outputs.append(chunk.text)
-                continue
-            out, mod = process_module(chunk.text, name, job, i, chunk.line_offset)
-            res.modules.append(mod)
-            outputs.append(out if out is not None else "")
-    res.errors = [m.error for m in res.modules if m.error is not None]
-    if not res.errors:
-        if chunks is None:
-            res.output_text = outputs[0]
-        else:
-            from .split import join_chunks
-
-            res.output_text = join_chunks(outputs, separators)
-        res.changed = res.output_text != text
-    return res
-
-
-def process_path(path: str, job: Job) -> FileResult:
-    """Read and rewrite one input file; never raises."""
-    try:
-        name, text = read_input(path)
-    except HloError as exc:
-        res = FileResult(name=path, path=path)
-        res.errors.append(ErrorInfo.from_hlo_error(exc.with_filename(path)))
-        return res
-    except Exception as exc:  # noqa: BLE001
-        res = FileResult(name=path, path=path)
-        res.errors.append(_internal_error(exc, path))
-        return res
-    return process_text(name, path, text, job)
-
-
-def _iter_results(paths: Sequence[str], job: Job, jobs: int, stdin_text: str | None) -> Iterator[FileResult]:
-    """Results in input order, computed here or in ``jobs`` worker processes."""
-    if stdin_text is not None:
-        yield process_text("<stdin>", "-", stdin_text, job)
-        return
-    if jobs <= 1 or len(paths) <= 1:
-        for p in paths:
-            yield process_path(p, job)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        futures = [pool.submit(process_path, p, job) for p in paths]
-        for p, fut in zip(paths, futures, strict=True):
-            try:
-                yield fut.result()
-            except Exception as exc:  # noqa: BLE001 - a worker died: that file failed, the rest go on
-                res = FileResult(name=p, path=p)
-                res.errors.append(_internal_error(exc, p))
-                yield res
-
-
-# --------------------------------------------------------------------------- output helpers
-
-
-def _color_enabled(stream) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _err(message: str, *, color: bool = False) -> None:
-    """One message on standard error (``error:`` in red on a colour terminal)."""
-    if color:
-        for word in (": internal error: ", ": error: "):
-            if word in message:
-                head, tail = message.split(word, 1)
-                message = head + ": " + click.style(word[2:-2] + ":", fg="red", bold=True) + " " + tail
-                break
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
-
-
-def unified_diff(before: str, after: str, name: str) -> str:
-    """A unified diff, labelled ``NAME<tab>(original)`` / ``NAME<tab>(rewritten)`` (``patch -p0`` applies it)."""
-    a = before.splitlines(keepends=True)
-    b = after.splitlines(keepends=True)
-    out = []
-    for line in difflib.unified_diff(a, b, f"{name}\t(original)", f"{name}\t(rewritten)"):
-        if not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        out.append(line)
-    return "".join(out)
-
-
-def _color_diff(diff: str) -> str:
-    out = []
-    for line in diff.splitlines(keepends=True):
-        body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-        if line.startswith(("+++", "---")):
-            out.append(click.style(body, bold=True) + nl)
-        elif line.startswith("@@"):
-            out.append(click.style(body, fg="cyan") + nl)
-        elif line.startswith("+"):
-            out.append(click.style(body, fg="green") + nl)
-        elif line.startswith("-"):
-            out.append(click.style(body, fg="red") + nl)
-        else:
-            out.append(line)
-    return "".join(out)
-
-
-class _Stdout:
-    """Standard output for HLO and diffs; a closed pipe (``| head``) ends writing quietly."""
-
-    def __init__(self) -> None:
-        self.closed = False
-        self.count = 0
-        self._last = ""
-
-    @property
-    def at_line_start(self) -> bool:
-        return self._last in ("", "\n")
-
-    def write(self, text: str) -> None:
-        if not text:
-            return
-        self._last = text[-1]
-        if self.closed:
-            return
-        try:
-            write_stdout(text)
-        except BrokenPipeError:
-            self.closed = True
-            try:  # keep the interpreter's final flush from complaining
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError, AttributeError):
-                pass
-
-
 # --------------------------------------------------------------------------- the command
 
-EPILOG = """\b
-Exit codes:
-  0  success (with --check: nothing would change)
-  1  --check: some output would differ from its input
-  2  usage error (bad option, unknown pass)
-  3  invalid input (parse, verify or pass precondition error)
-  4  I/O error (a file could not be read or written)
-  5  internal error (a bug in hlo-rewrite; safe-mode mismatch)
+EPILOG = "\b\nExit codes:\n" + "".join(f"  {int(c):<3} {c.meaning}\n" for c in ExitCode) + """\
 With several inputs the exit code is the worst one seen:
   5 > 4 > 3 > 1 > 0.
 
@@ -344,18 +135,66 @@ def _list_passes(ctx: click.Context, _param: click.Parameter, value: bool) -> No
 def _parse_passes(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
     if value is None:
         return None
+    if not value.strip():
+        raise click.BadParameter("is empty; name the passes to run, or 'none' to run no pass")
     try:
         return parse_pass_list(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
 
+def _complete_passes(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    done, _, last = incomplete.rpartition(",")
+    prefix = done + "," if done else ""
+    return [CompletionItem(prefix + n) for n in [*REGISTRY, "none"] if n.startswith(last)]
+
+
+def _not_empty(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if not value.strip():
+        raise click.BadParameter("is empty; give the custom_call_target name to use")
+    return value
+
+
+class Interrupted(BaseException):
+    """SIGINT (Ctrl-C): unwinds the run, removing temporary files, and exits 130."""
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise Interrupted
+
+
 class _Command(click.Command):
-    """Keeps the raw arguments, so an internal error can show the command to report."""
+    """The command, with what every run needs whatever happens inside it: the raw arguments
+    (for the bug-report line), Ctrl-C as exit 130, and a standard output that cannot be written
+    (a full disk) as one line and exit 4, also for ``--help``, ``--version``, ``--list-passes``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["hlo_rewrite.argv"] = list(args)
         return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
+        previous = None
+        with contextlib.suppress(ValueError):  # not the main thread: leave SIGINT alone
+            previous = signal.signal(signal.SIGINT, _interrupt)
+        try:
+            try:
+                return super().main(*args, standalone_mode=standalone_mode, **kwargs)  # type: ignore[call-overload]
+            finally:
+                flush_stdout()
+        except Interrupted:
+            sys.stderr.write("hlo-rewrite: interrupted\n")
+            code: int = ExitCode.INTERRUPTED
+        except (StdoutError, OSError) as exc:
+            silence_stdout()
+            message = str(exc) if isinstance(exc, StdoutError) else StdoutError(exc).args[0]
+            sys.stderr.write(message + "\n")
+            code = ExitCode.IO
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+        if standalone_mode:
+            sys.exit(int(code))
+        raise click.exceptions.Exit(int(code))
 
 
 @click.command(
@@ -363,13 +202,14 @@ class _Command(click.Command):
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=EPILOG,
 )
-@click.argument("inputs", nargs=-1, metavar="[IN]...")
-@click.option("-o", "--output", metavar="PATH",
+@click.argument("inputs", nargs=-1, metavar="[IN]...", type=click.Path(allow_dash=True))
+@click.option("-o", "--output", metavar="PATH", type=click.Path(allow_dash=True),
               help="Write the result to this file ('-', the default, is standard output); with several "
-                   "inputs, to this directory (created if missing), each output named after its input.")
+                   "inputs, into this existing directory (or a path ending in '/', created if missing), "
+                   "each output named after its input.")
 @click.option("-i", "--in-place", is_flag=True,
               help="Rewrite each input file in place, atomically, and only if its content changes.")
-@click.option("--passes", "passes", metavar="LIST", callback=_parse_passes,
+@click.option("--passes", "passes", metavar="LIST", callback=_parse_passes, shell_complete=_complete_passes,
               help="Comma-separated passes to run in this order instead of the default pipeline; "
                    "'none' only parses and prints.")
 @click.option("--convert-collectives/--no-convert-collectives", default=None,
@@ -384,7 +224,7 @@ class _Command(click.Command):
 @click.option("--all-computations", is_flag=True,
               help="Let every pass look at all non-fusion computations, not only ENTRY.")
 @click.option("--send-recv-target", metavar="NAME", default=PassOptions.send_recv_target, show_default=True,
-              help="Use NAME as the custom_call_target of a fused send/recv pair.")
+              callback=_not_empty, help="Use NAME as the custom_call_target of a fused send/recv pair.")
 @click.option("--strict-tokens", is_flag=True,
               help="Apply the token-shape checks of Neuron's send/recv fusion and fail on what they reject.")
 @click.option("--strict", is_flag=True,
@@ -394,8 +234,8 @@ class _Command(click.Command):
 @click.option("--diff", "show_diff", is_flag=True,
               help="Write no files; print a unified diff of each input and its output on standard output.")
 @click.option("--stats", is_flag=True,
-              help="Print a table on standard error: per pass, what matched, was rewritten or left (and why), and time.")
-@click.option("--report", "report_path", metavar="FILE",
+              help="Print on standard error, per pass, what matched, was rewritten or left (and why), and time.")
+@click.option("--report", "report_path", metavar="FILE", type=click.Path(allow_dash=True),
               help="Write a JSON report to FILE: per file, per pass, per instruction, what was done or why not.")
 @click.option("--split-input-file", is_flag=True,
               help="Treat each input as several modules separated by '// -----' lines, and join the "
@@ -406,35 +246,19 @@ class _Command(click.Command):
                    "that change). Fast: skip that check.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Process this many files in parallel (0: one per CPU); outputs are identical to -j 1.")
+@click.option("--color", type=click.Choice([c.value for c in ColorChoice]), default="auto", show_default=True,
+              help="Colour diffs, errors and tables: on a terminal (auto; NO_COLOR, FORCE_COLOR and "
+                   "TERM=dumb are honoured), always, or never.")
+@click.option("--no-config", is_flag=True,
+              help="Ignore the [tool.hlo-rewrite] table of the nearest pyproject.toml.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on standard error but errors.")
 @click.option("-v", "--verbose", is_flag=True,
-              help="Say what happened to every file, and show a traceback with an internal error.")
+              help="Say what happened to every file and which configuration was used, and show a "
+                   "traceback with an internal error.")
 @click.version_option(__version__, "--version", prog_name="hlo-rewrite",
                       message="%(prog)s %(version)s")
 @click.pass_context
-def main(
-    ctx: click.Context,
-    inputs: tuple[str, ...],
-    output: str | None,
-    in_place: bool,
-    passes: list[str] | None,
-    convert_collectives: bool | None,
-    fuse_send_recv: bool | None,
-    fuse_reduce_scatter: bool | None,
-    all_computations: bool,
-    send_recv_target: str,
-    strict_tokens: bool,
-    strict: bool,
-    check: bool,
-    show_diff: bool,
-    stats: bool,
-    report_path: str | None,
-    split_input_file: bool,
-    safe: bool,
-    jobs: int,
-    quiet: bool,
-    verbose: bool,
-) -> None:
+def main(ctx: click.Context, **params: Any) -> None:
     """Rewrite XLA HLO modules for AWS Neuron.
 
     Reads each IN (a file; '-' or no IN reads standard input), runs the passes
@@ -443,248 +267,215 @@ def main(
     pass touches come out byte for byte. Only HLO (or, with --diff, the diff)
     is written on standard output; messages go to standard error.
     """
-    paths = list(inputs) or ["-"]
-    # ---- usage checks (exit 2)
+    paths = list(params["inputs"]) or ["-"]
+    quiet, verbose = params["quiet"], params["verbose"]
+    # ---- usage checks (exit 2): nothing is read or written before they pass
     if quiet and verbose:
         raise click.UsageError("-q/--quiet and -v/--verbose exclude each other")
     if "-" in paths and len(paths) > 1:
         raise click.UsageError("'-' (standard input) must be the only input")
-    if in_place and "-" in paths:
-        raise click.UsageError("-i/--in-place needs input files, not standard input")
-    if in_place and output is not None:
-        raise click.UsageError("-i/--in-place and -o/--output exclude each other")
-    if (check or show_diff) and (in_place or output is not None):
-        raise click.UsageError("--check and --diff write no files; drop -i/-o")
-    if report_path == "-":
-        raise click.UsageError("--report needs a file: standard output carries only HLO")
+    if not params["inputs"] and isatty(sys.stdin):
+        raise click.UsageError("no input: name an HLO file, or '-' to read standard input from the terminal")
+    command = " ".join(["hlo-rewrite"] + [shlex.quote(a) for a in ctx.meta.get("hlo_rewrite.argv", [])])
+    reporter = Reporter(quiet=quiet, verbose=verbose, color=ColorChoice(params["color"]), command=command)
+    if not params["no_config"]:
+        _apply_config(ctx, params, paths, reporter)
+        reporter.color_choice = ColorChoice(params["color"])
+    try:
+        plan = plan_outputs(paths, output=params["output"], in_place=params["in_place"],
+                            check=params["check"], diff=params["show_diff"])
+    except UsageProblem as exc:
+        raise click.UsageError(str(exc)) from None
+    report_path = params["report_path"]
+    if report_path is not None:
+        _check_report_path(report_path, paths, plan)
     names = apply_toggles(
-        passes if passes is not None else list(DEFAULT_PIPELINE),
-        {"convert_collectives": convert_collectives, "fuse_send_recv": fuse_send_recv,
-         "fuse_reduce_scatter": fuse_reduce_scatter},
+        params["passes"] if params["passes"] is not None else list(DEFAULT_PIPELINE),
+        {key: params[key] for key in TOGGLES},
     )
-    if jobs == 0:
-        jobs = os.cpu_count() or 1
-
-    # ---- where outputs go
-    mode = "check" if (check and not show_diff) else "diff" if show_diff else "inplace" if in_place else "stdout"
-    out_dir: str | None = None
-    if mode == "stdout" and output not in (None, "-"):
-        assert output is not None
-        if len(paths) > 1 or os.path.isdir(output) or output.endswith(os.sep):
-            if paths == ["-"]:
-                raise click.UsageError(f"-o {output}: standard input needs an output file, not a directory")
-            if os.path.exists(output) and not os.path.isdir(output):
-                raise click.UsageError(f"-o {output}: with several inputs -o names a directory, and this is a file")
-            basenames = [os.path.basename(p) for p in paths]
-            dups = sorted({b for b in basenames if basenames.count(b) > 1})
-            if dups:
-                raise click.UsageError(f"-o {output}: several inputs have the same name: {', '.join(dups)}")
-            out_dir = output
-            mode = "dir"
-        else:
-            mode = "file"
-
-    stdin_text: str | None = None
-    stdin_error: ErrorInfo | None = None
-    if paths == ["-"]:
-        try:
-            _name, stdin_text = read_input("-")
-        except HloError as exc:
-            stdin_error = ErrorInfo.from_hlo_error(exc.with_filename("<stdin>"))
-
+    jobs = params["jobs"] or os.cpu_count() or 1
     job = Job(
         names=tuple(names),
-        options=PassOptions(all_computations=all_computations, send_recv_target=send_recv_target,
-                            strict_tokens=strict_tokens),
-        strict=strict,
-        safe=safe,
-        split=split_input_file,
-        keep_input=show_diff,
+        options=PassOptions(all_computations=params["all_computations"],
+                            send_recv_target=params["send_recv_target"], strict_tokens=params["strict_tokens"]),
+        strict=params["strict"],
+        safe=params["safe"],
+        split=params["split_input_file"],
+        keep_input=plan.mode is OutputMode.DIFF,
     )
-    err_color = _color_enabled(sys.stderr)
-    command = " ".join(["hlo-rewrite"] + [_shell_quote(a) for a in ctx.meta.get("hlo_rewrite.argv", [])])
-    stdout = _Stdout()
-    results: list[FileResult] = []
-    n_changed = 0
 
-    def handle(res: FileResult) -> None:
-        nonlocal n_changed
-        for err in res.errors:
-            _report_error(err, verbose=verbose, color=err_color, command=command)
-        if res.errors:
-            if verbose:
-                _err(f"{res.name}: failed (exit code {res.exit_code}), nothing written")
-            return
-        assert res.output_text is not None
-        if res.changed:
-            n_changed += 1
-        try:
-            _deliver(res, mode, output, out_dir, stdout, check=check, results=results,
-                     diff_color=_color_enabled(sys.stdout))
-        except HloIOError as exc:
-            info = ErrorInfo.from_hlo_error(exc)
-            res.errors.append(info)
-            _report_error(info, verbose=verbose, color=err_color, command=command)
-            return
-        except Exception as exc:  # noqa: BLE001 - a bug while writing: report it, the input stays intact
-            info = _internal_error(exc, res.name)
-            res.errors.append(info)
-            _report_error(info, verbose=verbose, color=err_color, command=command)
-            return
-        if not quiet:
-            if mode == "check" and res.changed:
-                _err(f"would rewrite {res.name}")
-            elif mode == "inplace" and res.changed:
-                _err(f"rewrote {res.name}")
-            if verbose:
-                _err(_file_summary(res))
+    results = _run(paths, job, jobs, plan, reporter, check=params["check"])
 
-    if stdin_error is not None:
-        res = FileResult(name="<stdin>", path="-")
-        res.errors.append(stdin_error)
-        results.append(res)
-        handle(res)
-    else:
-        show_progress = (not quiet and len(paths) >= PROGRESS_MIN_FILES and _isatty(sys.stderr))
-        iterator = _iter_results(paths, job, jobs, stdin_text)
-        if show_progress:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            console = Console(file=sys.stderr, no_color=not err_color)
-            with Progress(TextColumn("hlo-rewrite"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=console, redirect_stdout=False, redirect_stderr=True,
-                          transient=True) as progress:
-                task = progress.add_task("files", total=len(paths))
-                for res in iterator:
-                    results.append(res)
-                    handle(res)
-                    _drop_texts(res)
-                    progress.advance(task)
-        else:
-            for res in iterator:
-                results.append(res)
-                handle(res)
-                _drop_texts(res)
-
-    codes = [r.exit_code for r in results]
-    if check and any(r.changed and not r.errors for r in results):
-        codes.append(EXIT_CHANGED)
-    exit_code = worst_exit_code(codes)
-
-    if stats:
-        render_stats(results, names, sys.stderr, color=err_color)
+    exit_code = worst_exit_code(r.exit_code for r in results)
+    reporter.left_alone(results)
+    if params["stats"]:
+        reporter.stats(results, names)
     if report_path is not None:
-        settings = {"strict": strict, "safe": safe, "split_input_file": split_input_file}
+        settings = {"strict": job.strict, "safe": job.safe, "split_input_file": job.split}
         try:
-            write_atomic(report_path, report_json(build_report(results, names, job.options, settings, exit_code)))
+            write_file(report_path, report_json(build_report(results, names, job.options, settings, exit_code)))
         except HloIOError as exc:
-            _err(exc.render(), color=err_color)
-            exit_code = worst_exit_code([exit_code, EXIT_IO])
-    if verbose or (not quiet and mode in ("check", "inplace") and len(results) > 1):
-        _err(_summary(results, mode))
-    ctx.exit(exit_code)
+            reporter.error(ErrorInfo.from_hlo_error(exc))
+            exit_code = worst_exit_code([exit_code, ExitCode.IO])
+    reporter.summary(results, plan.mode)
+    ctx.exit(int(exit_code))
 
 
 # --------------------------------------------------------------------------- helpers of main
 
 
-def _isatty(stream) -> bool:
+def _apply_config(ctx: click.Context, params: dict[str, Any], paths: Sequence[str], reporter: Reporter) -> None:
+    """Take the options the command line left at their defaults from ``[tool.hlo-rewrite]``."""
     try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _shell_quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
-
-
-def _drop_texts(res: FileResult) -> None:
-    """Free the texts of a handled file (only its reports are needed from now on)."""
-    res.output_text = None
-    res.input_text = None
-
-
-def _report_error(err: ErrorInfo, *, verbose: bool, color: bool, command: str) -> None:
-    _err(err.rendered, color=color)
-    if err.exit_code == EXIT_INTERNAL:
-        _err(REPORT_HINT.format(version=__version__, command=command))
-        if verbose and err.traceback:
-            _err(err.traceback.rstrip("\n"))
-        elif err.traceback:
-            _err("(run with -v for the traceback)")
-
-
-def _deliver(res: FileResult, mode: str, output: str | None, out_dir: str | None, stdout: _Stdout, *,
-             check: bool, results: list[FileResult], diff_color: bool) -> None:
-    """Write one file's output where the options say."""
-    text = res.output_text
-    assert text is not None
-    if mode == "check":
-        res.destination = None
-    elif mode == "diff":
-        res.destination = "-"
-        if res.changed:
-            assert res.input_text is not None
-            diff = unified_diff(res.input_text, text, res.name)
-            stdout.write(_color_diff(diff) if diff_color else diff)
-    elif mode == "inplace":
-        res.destination = res.path
-        if res.changed:
-            write_atomic(res.path, text)
-            res.written = True
-    elif mode == "file":
-        assert output is not None
-        res.destination = output
-        write_atomic(output, text)
-        res.written = True
-    elif mode == "dir":
-        assert out_dir is not None
+        config = find_config(search_start(paths))
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    if config is None:
+        reporter.detail("configuration: no [tool.hlo-rewrite] table in a pyproject.toml here or above")
+        return
+    reporter.detail(f"configuration: [tool.hlo-rewrite] in {config.path}")
+    by_name = {p.name: p for p in ctx.command.params}
+    known = ", ".join(n.replace("_", "-") for n in CONFIG_OPTIONS)
+    for key, value in config.values.items():
+        name = key.replace("-", "_")
+        where = f"{config.path}: [tool.hlo-rewrite] {key}"
+        if name not in CONFIG_OPTIONS:
+            raise click.UsageError(f"{config.path}: [tool.hlo-rewrite] has an unknown key '{key}'; known: {known}")
+        if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP):
+            continue  # the command line wins
+        param = by_name[name]
+        assert isinstance(param, click.Option)
+        if name == "passes" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = ",".join(value)
+        expected: type = bool if param.is_flag else int if name == "jobs" else str
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            kind = {bool: "true or false", int: "an integer", str: "a string"}[expected]
+            if name == "passes":
+                kind = "a list of pass names or a comma-separated string"
+            raise click.UsageError(f"{where}: expected {kind}, got {value!r}")
         try:
-            os.makedirs(out_dir, exist_ok=True)
-        except OSError as exc:
-            raise HloIOError(f"cannot create output directory: {exc.strerror}", filename=out_dir) from None
-        dest = os.path.join(out_dir, os.path.basename(res.path))
-        res.destination = dest
-        write_atomic(dest, text)
+            converted = param.type_cast_value(ctx, value)
+            if param.callback is not None:
+                converted = param.callback(ctx, param, converted)
+        except click.BadParameter as exc:
+            raise click.UsageError(f"{where}: {exc.message}") from None
+        params[name] = converted
+
+
+def _check_report_path(report_path: str, paths: Sequence[str], plan: OutputPlan) -> None:
+    if report_path == "-":
+        raise click.UsageError("--report needs a file: standard output carries only HLO")
+    for p in paths:
+        if same_file(report_path, p):
+            raise click.UsageError(f"--report {report_path} is an input; the report would overwrite it")
+    for out in plan.files(paths):
+        if same_file(report_path, out):
+            raise click.UsageError(f"--report {report_path} is also an output")
+    if plan.mode in (OutputMode.STDOUT, OutputMode.DIFF) and _is_stdout(report_path):
+        raise click.UsageError(f"--report {report_path} is standard output, which carries only HLO")
+
+
+def _is_stdout(path: str) -> bool:
+    try:
+        a, b = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _run(paths: Sequence[str], job: Job, jobs: int, plan: OutputPlan, reporter: Reporter, *,
+         check: bool) -> list[FileResult]:
+    """Process every input and deliver each output in input order; the results, in input order."""
+    results: list[FileResult] = []
+    writer = _Writer(plan, reporter)
+    stdin_text: str | None = None
+    if paths == ["-"]:
+        try:
+            _name, stdin_text = read_input("-")
+        except HloError as exc:
+            res = FileResult(name="<stdin>", path="-")
+            res.errors.append(ErrorInfo.from_hlo_error(exc.with_filename("<stdin>")))
+            writer.handle(res)
+            return [res]
+    show_progress = not reporter.quiet and len(paths) >= PROGRESS_MIN_FILES and isatty(sys.stderr)
+    with contextlib.closing(iter_results(paths, job, jobs, stdin_text)) as iterator:
+        if not show_progress:
+            for res in iterator:
+                res.check = check
+                results.append(res)
+                writer.handle(res)
+            return results
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(file=sys.stderr, no_color=not reporter.color)
+        with Progress(TextColumn("hlo-rewrite"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, redirect_stdout=False, redirect_stderr=True, transient=True) as progress:
+            task = progress.add_task("files", total=len(paths))
+            for res in iterator:
+                res.check = check
+                results.append(res)
+                writer.handle(res)
+                progress.advance(task)
+    return results
+
+
+class _Writer:
+    """Delivers each file's output where the plan says, and reports on it."""
+
+    def __init__(self, plan: OutputPlan, reporter: Reporter) -> None:
+        self.plan = plan
+        self.reporter = reporter
+        self.stdout = Stdout()
+        self.diff_color = use_color(sys.stdout, reporter.color_choice)
+        self._dir_ready = False
+
+    def handle(self, res: FileResult) -> None:
+        for err in res.errors:
+            self.reporter.error(err)
+        if not res.errors:
+            try:
+                self._deliver(res)
+            except HloIOError as exc:
+                self._failed(res, ErrorInfo.from_hlo_error(exc))
+            except StdoutError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a bug while writing: report it, the target stays intact
+                self._failed(res, internal_error(exc, res.name))
+        self.reporter.file_done(res, self.plan.mode)
+        res.output_text = None  # only the reports are needed from now on
+        res.input_text = None
+
+    def _failed(self, res: FileResult, info: ErrorInfo) -> None:
+        res.errors.append(info)
+        self.reporter.error(info)
+
+    def _deliver(self, res: FileResult) -> None:
+        text = res.output_text
+        assert text is not None
+        mode = self.plan.mode
+        res.destination = self.plan.destination(res.path)
+        if mode is OutputMode.CHECK:
+            return
+        if mode is OutputMode.DIFF:
+            if res.changed:
+                assert res.input_text is not None
+                diff = unified_diff(res.input_text, text, res.name)
+                self.stdout.write(color_diff(diff) if self.diff_color else diff)
+            return
+        if mode is OutputMode.STDOUT:
+            self.stdout.write_module(text)
+            res.written = True
+            return
+        if mode is OutputMode.IN_PLACE and not res.changed:
+            return
+        if mode is OutputMode.DIR and self.plan.create_dir and not self._dir_ready:
+            assert self.plan.target is not None
+            ensure_directory(self.plan.target)
+            self._dir_ready = True
+        assert res.destination is not None
+        write_file(res.destination, text)
         res.written = True
-    else:  # stdout; several inputs are separated like --split-input-file chunks
-        res.destination = "-"
-        if stdout.count:
-            stdout.write("// -----\n" if stdout.at_line_start else "\n// -----\n")
-        stdout.write(text)
-        stdout.count += 1
-        res.written = True
-
-
-def _file_summary(res: FileResult) -> str:
-    rewritten = sum(len(r.rewritten) for m in res.modules for r in m.reports)
-    left = sum(len(r.left) for m in res.modules for r in m.reports)
-    secs = sum(v for m in res.modules for v in m.seconds.values())
-    state = "changed" if res.changed else "unchanged"
-    return f"{res.name}: {state}; {rewritten} rewritten, {left} left alone ({secs * 1000:.1f} ms)"
-
-
-def _summary(results: Sequence[FileResult], mode: str) -> str:
-    failed = sum(1 for r in results if r.errors)
-    changed = sum(1 for r in results if r.changed and not r.errors)
-    same = len(results) - failed - changed
-
-    def files(n: int) -> str:
-        return f"{n} file{'s' if n != 1 else ''}"
-
-    if mode == "check":
-        parts = [f"{files(changed)} would be rewritten", f"{files(same)} would be left unchanged"]
-    elif mode == "inplace":
-        parts = [f"{files(changed)} rewritten", f"{files(same)} left unchanged"]
-    else:
-        parts = [f"{files(changed)} changed", f"{files(same)} unchanged"]
-    if failed:
-        parts.append(f"{files(failed)} failed")
-    return ", ".join(parts) + "."
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,56 @@ line and a caret under the column.
 
 from __future__ import annotations
 
+import enum
+import re
+from collections.abc import Iterable
+
+
+class ExitCode(enum.IntEnum):
+    """Every exit code of the command line, with what it means (docs/cli.md, "Exit codes").
+
+    The help text, the error classes, the ``--report`` JSON and the documentation all read
+    their codes and meanings from here.
+    """
+
+    OK = 0
+    CHANGED = 1
+    USAGE = 2
+    INVALID_INPUT = 3
+    IO = 4
+    INTERNAL = 5
+    INTERRUPTED = 130
+
+    @property
+    def meaning(self) -> str:
+        return _MEANINGS[self]
+
+    @classmethod
+    def worst(cls, codes: Iterable[int]) -> ExitCode:
+        """The worst of several codes: 5 > 4 > 3 > 1 > 0 (usage errors and interrupts end a
+        run on their own, so they never meet another code; they rank above all)."""
+        worst = cls.OK
+        for code in codes:
+            code = cls(code)
+            if _SEVERITY.index(code) > _SEVERITY.index(worst):
+                worst = code
+        return worst
+
+
+_MEANINGS = {
+    ExitCode.OK: "success (with --check: nothing would change)",
+    ExitCode.CHANGED: "--check: some output would differ from its input",
+    ExitCode.USAGE: "usage error (bad option or combination, unknown pass); nothing is read or written",
+    ExitCode.INVALID_INPUT: "invalid input (parse, verify or pass precondition error)",
+    ExitCode.IO: "I/O error (a file could not be read or written)",
+    ExitCode.INTERNAL: "internal error (a bug in hlo-rewrite; safe-mode mismatch)",
+    ExitCode.INTERRUPTED: "interrupted (SIGINT, Ctrl-C); no output is left half-written",
+}
+
+#: from best to worst
+_SEVERITY = [ExitCode.OK, ExitCode.CHANGED, ExitCode.INVALID_INPUT, ExitCode.IO, ExitCode.INTERNAL,
+             ExitCode.USAGE, ExitCode.INTERRUPTED]
+
 
 class HloError(Exception):
     """Base class of every error hlo-rewrite reports to a user.
@@ -16,8 +66,8 @@ class HloError(Exception):
     when the error is not about a place in the input (for example an I/O error).
     """
 
-    #: exit code of the command line for this kind of error (see docs/cli.md)
-    exit_code = 3
+    #: exit code of the command line for this kind of error
+    exit_code: ExitCode = ExitCode.INVALID_INPUT
 
     def __init__(
         self,
@@ -91,10 +141,28 @@ class PassError(HloError):
 class HloIOError(HloError):
     """A file could not be read or written."""
 
-    exit_code = 4
+    exit_code = ExitCode.IO
 
 
 class HloInternalError(HloError):
     """A bug in hlo-rewrite itself (a pass produced an invalid module, ...)."""
 
-    exit_code = 5
+    exit_code = ExitCode.INTERNAL
+
+
+# the reader's wording when an unknown element type stands where a shape belongs: the word
+# before '[' is then taken for an opcode
+_UNKNOWN_ELEMENT_TYPE = re.compile(r"expected '\(' after '([A-Za-z][A-Za-z0-9]*)', found '\['")
+
+
+def clarified(exc: HloError) -> HloError:
+    """``exc`` with its message said the way a user thinks of the mistake, where the reader's
+    wording is about its own state (an unknown element type reads as "expected '('")."""
+    m = _UNKNOWN_ELEMENT_TYPE.fullmatch(exc.message)
+    if m is not None and isinstance(exc, HloParseError):
+        word = m.group(1)
+        exc.message = f"unknown element type '{word}'"
+        exc.args = (exc.message,)
+        if exc.column is not None and exc.column > len(word):
+            exc.column -= len(word)
+    return exc

@@ -1,18 +1,16 @@
-"""Reading inputs and writing outputs safely.
+"""Reading inputs.
 
-Inputs are read as UTF-8 with newlines kept exactly (``newline=""``); an
-output file is written to a temporary file beside it and renamed over the
-target, so a failed run never leaves a half-written file.
+Inputs are read as UTF-8 with newlines kept exactly; input that is clearly not
+HLO text (compressed, a protocol buffer, MLIR) is refused with what it looks
+like (``sniff.py``). Writing outputs is ``outputs.py``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
 
 from .errors import HloIOError, HloParseError
+from .sniff import describe_foreign
 
 
 def decode(data: bytes, filename: str) -> str:
@@ -31,63 +29,26 @@ def decode(data: bytes, filename: str) -> str:
         ) from None
 
 
+def check_not_foreign(data: bytes, filename: str) -> None:
+    """Refuse data that is clearly not HLO text, saying what it looks like."""
+    what = describe_foreign(data, "-" if filename == "<stdin>" else filename)
+    if what is not None:
+        raise HloParseError(what, filename=filename)
+
+
 def read_input(path: str) -> tuple[str, str]:
     """Read ``path`` (``-`` is standard input); returns (display name, text)."""
     if path == "-":
-        return "<stdin>", decode(sys.stdin.buffer.read(), "<stdin>")
+        try:
+            data = sys.stdin.buffer.read()
+        except OSError as exc:
+            raise HloIOError(f"cannot read standard input: {exc.strerror}", filename="<stdin>") from None
+        check_not_foreign(data, "<stdin>")
+        return "<stdin>", decode(data, "<stdin>")
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise HloIOError(f"cannot read input: {exc.strerror}", filename=path) from None
+    check_not_foreign(data, path)
     return path, decode(data, path)
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temporary file beside it, then rename)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise HloIOError(f"cannot write output: {exc.strerror}", filename=path) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            for piece in _pieces(text):
-                fh.write(piece)
-        if os.path.exists(path):
-            try:
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-            except OSError:
-                pass
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise HloIOError(f"cannot write output: {exc.strerror}", filename=path) from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def write_stdout(text: str) -> None:
-    for piece in _pieces(text):
-        sys.stdout.buffer.write(piece.encode("utf-8"))
-    sys.stdout.buffer.flush()
-
-
-#: characters encoded and written at a time, so a big output is never held
-#: twice (as text and as bytes) in memory
-_PIECE = 1 << 20
-
-
-def _pieces(text: str) -> Iterator[str]:
-    if len(text) <= _PIECE:
-        yield text
-        return
-    for start in range(0, len(text), _PIECE):
-        yield text[start : start + _PIECE]

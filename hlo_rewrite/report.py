@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
-from .errors import HloError
+from .errors import ExitCode, HloError
 from .passes import PassOptions, PassReport
 
 #: version of the ``--report`` JSON layout; bumped on incompatible changes
@@ -25,7 +25,7 @@ class ErrorInfo:
 
     kind: str  # the error class name, e.g. "HloParseError", or "InternalError"
     message: str
-    exit_code: int
+    exit_code: ExitCode
     rendered: str  # what is printed on stderr
     filename: str | None = None
     line: int | None = None
@@ -48,7 +48,7 @@ class ErrorInfo:
         return {
             "kind": self.kind,
             "message": self.message,
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "file": self.filename,
             "line": self.line,
             "column": self.column,
@@ -70,9 +70,13 @@ class ModuleResult:
         passes = []
         for rep in self.reports:
             data = rep.to_json()
+            records = []
             for rec in data["records"]:
+                rec = {("pass" if k == "pass_name" else k): v for k, v in rec.items()}
                 if rec.get("line") is not None:
                     rec["line"] += self.line_offset
+                records.append(rec)
+            data["records"] = records
             passes.append(data)
         return {
             "index": self.index,
@@ -97,10 +101,14 @@ class FileResult:
     errors: list[ErrorInfo] = field(default_factory=list)
     destination: str | None = None  # where the output went ("-", a path), set by the writer
     written: bool = False
+    check: bool = False  # run under --check: a file that would change is exit code 1
 
     @property
-    def exit_code(self) -> int:
-        return worst_exit_code(e.exit_code for e in self.errors)
+    def exit_code(self) -> ExitCode:
+        codes = [e.exit_code for e in self.errors]
+        if self.check and self.changed and not self.errors:
+            codes.append(ExitCode.CHANGED)
+        return worst_exit_code(codes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,23 +117,15 @@ class FileResult:
             "status": "error" if self.errors else "ok",
             "changed": self.changed if not self.errors else None,
             "written": self.written,
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "errors": [e.to_json() for e in self.errors],
             "modules": [m.to_json() for m in self.modules],
         }
 
 
-#: exit codes from best to worst (docs/cli.md, "Exit codes"); 2 (usage) never mixes with others
-_SEVERITY = {0: 0, 1: 1, 3: 2, 4: 3, 5: 4}
-
-
-def worst_exit_code(codes: Any) -> int:
-    """The worst of several exit codes: 5 > 4 > 3 > 1 > 0."""
-    worst = 0
-    for code in codes:
-        if _SEVERITY.get(code, 4) > _SEVERITY.get(worst, 4):
-            worst = code
-    return worst
+def worst_exit_code(codes: Any) -> ExitCode:
+    """The worst of several exit codes: 5 > 4 > 3 > 1 > 0 (see :class:`ExitCode`)."""
+    return ExitCode.worst(codes)
 
 
 # --------------------------------------------------------------------------- totals
@@ -170,13 +170,13 @@ def phase_seconds(results: Sequence[FileResult]) -> dict[str, float]:
 
 
 def render_stats(
-    results: Sequence[FileResult], names: Sequence[str], stream: TextIO, *, color: bool
+    results: Sequence[FileResult], names: Sequence[str], stream: TextIO, *, color: bool, tables: bool = True
 ) -> None:
-    """Print the ``--stats`` tables (per pass, then the reasons things were left) on ``stream``."""
-    from rich.console import Console
-    from rich.table import Table
+    """Print the ``--stats`` tables (per pass, then the reasons things were left) on ``stream``.
 
-    console = Console(file=stream, no_color=not color, highlight=False, soft_wrap=False)
+    With ``tables`` (standard error is a terminal), box-drawn tables whose pass column is
+    never cut; otherwise plain lines, the columns separated by one tab, nothing padded.
+    """
     totals = pass_totals(results, names)
     n_files = len(results)
     n_failed = sum(1 for r in results if r.errors)
@@ -184,28 +184,46 @@ def render_stats(
     title = f"hlo-rewrite: {n_files} file{'s' if n_files != 1 else ''}, {n_changed} changed"
     if n_failed:
         title += f", {n_failed} failed"
-    table = Table(title=title, title_justify="left")
-    table.add_column("pass")
-    table.add_column("matched", justify="right")
-    table.add_column("rewritten", justify="right")
-    table.add_column("left", justify="right")
-    table.add_column("time", justify="right")
-    for t in totals.values():
-        table.add_row(t.name, str(t.matched), str(t.rewritten), str(t.left), f"{t.seconds * 1000:.1f} ms")
+    head = ["pass", "matched", "rewritten", "left", "time"]
+    rows = [[t.name, str(t.matched), str(t.rewritten), str(t.left), f"{t.seconds * 1000:.1f} ms"]
+            for t in totals.values()]
     phases = phase_seconds(results)
-    for phase in ("parse", "print", "check"):
-        if phase in phases:
-            label = {"parse": "(parse)", "print": "(print)", "check": "(safe-mode check)"}[phase]
-            table.add_row(label, "", "", "", f"{phases[phase] * 1000:.1f} ms", style="dim")
+    labels = {"parse": "(parse)", "print": "(print)", "check": "(safe-mode check)"}
+    extra = [[labels[p], "", "", "", f"{phases[p] * 1000:.1f} ms"] for p in labels if p in phases]
+    reasons = [[t.name, reason, str(count)] for t in totals.values() for reason, count in sorted(t.reasons.items())]
+    why_title = "left alone, and why"
+    why_head = ["pass", "reason", "count"]
+    if not tables:
+        lines = [title, "\t".join(head), *("\t".join(r) for r in rows),
+                 *("\t".join(c for c in r if c) for r in extra)]
+        if reasons:
+            lines += [why_title, "\t".join(why_head), *("\t".join(r) for r in reasons)]
+        stream.write("\n".join(lines) + "\n")
+        stream.flush()
+        return
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=stream, force_terminal=True, no_color=not color, color_system="standard" if color else None,
+                      highlight=False, soft_wrap=False, legacy_windows=False)
+    width = max([len(r[0]) for r in rows + reasons] + [len("(safe-mode check)")])
+    table = Table(title=title, title_justify="left")
+    table.add_column("pass", no_wrap=True, min_width=width)
+    for col in head[1:]:
+        table.add_column(col, justify="right", no_wrap=True)
+    for r in rows:
+        table.add_row(*r)
+    for r in extra:
+        table.add_row(*r, style="dim")
     console.print(table)
-    reasons = [(t.name, reason, count) for t in totals.values() for reason, count in sorted(t.reasons.items())]
     if reasons:
-        why = Table(title="left alone, and why", title_justify="left")
-        why.add_column("pass")
-        why.add_column("reason")
-        why.add_column("count", justify="right")
-        for name, reason, count in reasons:
-            why.add_row(name, reason, str(count))
+        why = Table(title=why_title, title_justify="left")
+        why.add_column("pass", no_wrap=True, min_width=width)
+        why.add_column("reason", overflow="fold")
+        why.add_column("count", justify="right", no_wrap=True)
+        for r in reasons:
+            why.add_row(*r)
         console.print(why)
 
 
@@ -229,7 +247,7 @@ def build_report(
         "version": __version__,
         "passes": list(names),
         "options": {**asdict(options), **settings},
-        "exit_code": exit_code,
+        "exit_code": int(exit_code),
         "files": [r.to_json() for r in results],
         "totals": {
             t.name: {

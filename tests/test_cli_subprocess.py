@@ -136,7 +136,7 @@ def test_jobs_2_same_bytes_as_jobs_1(tmp_path, corpus):
         r = hlo("-j", j, "--passes", CONVERT, *files)
         outs[j] = (r.returncode, r.stdout, r.stderr)
         d = tmp_path / f"j{j}"
-        r = hlo("-j", j, "--passes", CONVERT, "-o", str(d), *files)
+        r = hlo("-j", j, "--passes", CONVERT, "-o", f"{d}/", *files)
         assert r.returncode == outs[j][0]
     assert outs["1"] == outs["2"]
     names = sorted(os.listdir(tmp_path / "j1"))
@@ -200,14 +200,14 @@ def test_progress_bar_on_a_terminal_does_not_touch_outputs(tmp_path, corpus):
     """Standard error on a terminal with many files: a progress bar, same outputs."""
     files = [str(p) for p in sorted((corpus / "jax").rglob("*.hlo"))[:10]]
     master, slave = pty.openpty()
-    p = subprocess.Popen([str(EXE), "--passes", CONVERT, "-o", str(tmp_path / "tty"), *files],
+    p = subprocess.Popen([str(EXE), "--passes", CONVERT, "-o", f"{tmp_path / 'tty'}/", *files],
                          stdout=subprocess.PIPE, stderr=slave, env=env())
     os.close(slave)
     err = _read_terminal(master)
     out = p.stdout.read() if p.stdout else b""
     assert p.wait(timeout=60) == 0 and out == b""
     assert b"10/10" in err  # the bar's final count
-    ref = hlo("--passes", CONVERT, "-o", str(tmp_path / "pipe"), *files)
+    ref = hlo("-q", "--passes", CONVERT, "-o", f"{tmp_path / 'pipe'}/", *files)
     assert ref.returncode == 0 and ref.stderr == b""
     for name in os.listdir(tmp_path / "pipe"):
         assert (tmp_path / "tty" / name).read_bytes() == (tmp_path / "pipe" / name).read_bytes()

@@ -50,7 +50,7 @@ def _run(tmp: Path, tag: str, hashseed: str, extra: list[str]) -> dict:
     report = tmp / f"{tag}.json"
     env = dict(os.environ, PYTHONHASHSEED=hashseed)
     proc = subprocess.run(
-        [sys.executable, "-m", "hlo_rewrite", *map(str, _inputs()), "-o", str(out_dir), "--report", str(report),
+        [sys.executable, "-m", "hlo_rewrite", *map(str, _inputs()), "-o", f"{out_dir}/", "--report", str(report),
          "-q", *extra],
         capture_output=True, env=env, cwd=REPO, timeout=600,
     )
