@@ -138,12 +138,20 @@ def wants_gzip(path: str | None) -> bool:
 def read_bytes(path: str) -> bytes:
     """The bytes of ``path`` (``-`` is standard input); a read failure is an I/O error."""
     if path == "-":
-        return sys.stdin.buffer.read()
+        try:
+            return sys.stdin.buffer.read()
+        except OSError as exc:
+            raise HloIOError(f"cannot read standard input: {exc.strerror}", filename="<stdin>") from None
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
         raise HloIOError(f"cannot read input: {exc.strerror}", filename=path) from None
+
+
+def contents(raw: bytes, name: str) -> bytes:
+    """The bytes inside: ``raw`` gunzipped if it is gzip, else ``raw`` itself."""
+    return gzipped.decompress(raw, name) if gzipped.is_gzip(raw) else raw
 
 
 def load(path: str, *, name: str | None = None, fallback: str | None = HLO) -> Document | None:
@@ -160,7 +168,7 @@ def from_bytes(raw: bytes, name: str, *, fallback: str | None = HLO) -> Document
     ``fallback=None`` such content gives None (a directory walk skips it).
     """
     compressed = gzipped.is_gzip(raw)
-    data = gzipped.decompress(raw, name) if compressed else raw
+    data = contents(raw, name)
     fmt = sniff(data) or fallback
     if fmt is None:
         return None
