@@ -85,3 +85,9 @@ def xla_dump_tree(directory: str) -> None:
     import sys
 
     subprocess.run([sys.executable, "-c", _DUMP_PROGRAM, directory], check=True, capture_output=True, timeout=300)
+
+
+def xla_text_of_mlir(mlir: str) -> str:
+    """XLA's HLO print of a StableHLO module (its MLIR-to-HLO translation)."""
+    computation = xc._xla.mlir.mlir_module_to_xla_computation(mlir, use_tuple_args=False, return_tuple=False)
+    return str(computation.get_hlo_module().to_string())

@@ -89,6 +89,9 @@ def test_wire_format_check_reads_only_well_formed_messages():
     assert wire.hlo_proto_kind(wrapped) == wire.WRAPPED and wire.unwrap(wrapped) == module
     assert wire.hlo_proto_kind(wire.wrap(b"\x08\x01")) is None  # field 1 holds no module
     assert wire.varint(300) == b"\xac\x02" and wire.read_varint(b"\xac\x02", 0) == (300, 2)
+    with_id = module + b"\x28\x07"  # id: 7
+    assert wire.varint_field(with_id, wire.MODULE_ID) == 7 and wire.varint_field(module, wire.MODULE_ID) is None
+    assert wire.with_varint_field(with_id, wire.MODULE_ID, 300) == module + b"\x28\xac\x02"
 
 
 # --------------------------------------------------------------------------- gzip
@@ -217,6 +220,7 @@ def test_binary_proto_named_like_text_is_read_as_a_proto(fi):
     assert doc.encode(outputs) == rewrite(plain).encode()  # written as HLO text by default
     assert doc.encode([doc.text], output_format=formats.PROTO) == proto  # unchanged: the same bytes
     written = doc.encode(outputs, output_format=formats.PROTO)
+    assert doc.encode(outputs, output_format=formats.PROTO) == written  # the same bytes every time
     assert formats.sniff(written) == formats.PROTO
     assert fi.xla_text(written) == fi.xla_text(fi.to_proto(outputs[0]))
     again = formats.from_bytes(gzip.compress(written), "g.pb.gz")

@@ -59,6 +59,8 @@ class Document:
     kept: list[str] = field(default_factory=list)
     #: a proto that is an ``HloProto`` (XLA's ``*.hlo.pb`` dumps) rather than a bare ``HloModuleProto``
     wrapped: bool = False
+    #: the ``id`` of the input's HloModuleProto (0 for other inputs), given to a proto written back
+    module_id: int = 0
     #: torch_xla dumps: the text around the frames, and per frame None (a unit) or its kept text
     outside: list[str] = field(default_factory=list, repr=False)
     frame_slots: list[str | None] = field(default_factory=list, repr=False)
@@ -75,6 +77,12 @@ class Document:
     def _check(self, outputs: list[str]) -> None:
         if len(outputs) != len(self.units):
             raise ValueError(f"{len(self.units)} outputs expected, got {len(outputs)}")
+
+    def _module_proto(self, text: str) -> bytes:
+        """XLA's proto of ``text``, with the input's module id: XLA numbers modules as a process
+        creates them, so without this the same input would not always give the same bytes."""
+        module = xla_bridge.text_to_proto(text, self.name)
+        return wire.with_varint_field(module, wire.MODULE_ID, self.module_id)
 
     def unchanged(self, outputs: list[str]) -> bool:
         return all(o == u.text for o, u in zip(outputs, self.units, strict=True))
@@ -107,13 +115,12 @@ class Document:
         if fmt == HLO:
             return text.encode("utf-8")
         if fmt == PROTO:
-            module = xla_bridge.text_to_proto(text, self.name)
+            module = self._module_proto(text)
             return wire.wrap(module) if self.wrapped else module
         if fmt == STABLEHLO:
             return xla_bridge.text_to_mlir(text, self.name).encode("utf-8")
         if fmt == PBTXT:
-            module = xla_bridge.text_to_proto(text, self.name)
-            return xla_bridge.proto_to_pbtxt(module, self.wrapped).encode("utf-8")
+            return xla_bridge.proto_to_pbtxt(self._module_proto(text), self.wrapped).encode("utf-8")
         raise FormatError(f"cannot write {fmt}", filename=self.name)
 
 
@@ -193,13 +200,16 @@ def from_bytes(raw: bytes, name: str, *, fallback: str | None = HLO) -> Document
                               "XLA_SAVE_TENSORS_FMT=hlo)", filename=name)
     elif fmt == PROTO:
         doc.wrapped = wire.hlo_proto_kind(data) == wire.WRAPPED
-        doc.text = xla_bridge.proto_to_text(wire.unwrap(data) if doc.wrapped else data, name)
+        module = wire.unwrap(data) if doc.wrapped else data
+        doc.module_id = wire.varint_field(module, wire.MODULE_ID) or 0
+        doc.text = xla_bridge.proto_to_text(module, name)
         doc.units = [Unit(doc.text)]
     elif fmt == STABLEHLO:
         doc.text = xla_bridge.mlir_to_text(decode(data, name), name)
         doc.units = [Unit(doc.text)]
     elif fmt == PBTXT:
         module, doc.wrapped = xla_bridge.pbtxt_to_proto(decode(data, name), name)
+        doc.module_id = wire.varint_field(module, wire.MODULE_ID) or 0
         doc.text = xla_bridge.proto_to_text(module, name)
         doc.units = [Unit(doc.text)]
     else:  # pragma: no cover - sniff names only the formats above

@@ -7,13 +7,17 @@ neuronx-distributed's ``graph.hlo``), and its ``--xla_dump_hlo_as_proto`` dumps
 ``xla/service/hlo.proto``:
 
 - ``HloModuleProto``: 1 ``name`` (string), 2 ``entry_computation_name`` (string),
-  3 ``computations`` (repeated message);
+  3 ``computations`` (repeated message), 5 ``id`` (the module's unique id, a varint);
 - ``HloProto``: 1 ``hlo_module`` (message), 3 ``buffer_assignment`` (message).
 """
 
 from __future__ import annotations
 
 LEN = 2  # wire type of strings, bytes and messages
+VARINT = 0
+
+#: HloModuleProto's ``id``: XLA numbers modules in the order a process creates them
+MODULE_ID = 5
 
 #: what :func:`hlo_proto_kind` says
 MODULE = "HloModuleProto"
@@ -120,3 +124,37 @@ def unwrap(data: bytes) -> bytes:
 def wrap(module: bytes) -> bytes:
     """An ``HloProto`` holding ``module`` and nothing else."""
     return b"\x0a" + varint(len(module)) + module
+
+
+def varint_field(data: bytes, number: int) -> int | None:
+    """The value of top-level varint field ``number``, or None."""
+    field = (top_level_fields(data) or {}).get(number)
+    if field is None or field[0] != VARINT:
+        return None
+    return read_varint(data, field[1])[0]
+
+
+def with_varint_field(data: bytes, number: int, value: int) -> bytes:
+    """``data`` with every top-level varint field ``number`` set to ``value``."""
+    out = bytearray()
+    pos = 0
+    while pos < len(data):
+        start = pos
+        key, pos = read_varint(data, pos)
+        field, wire = key >> 3, key & 7
+        if wire == VARINT:
+            _, pos = read_varint(data, pos)
+            if field == number:
+                out += data[start : start + (len(varint(key)))] + varint(value)
+                continue
+        elif wire == 1:
+            pos += 8
+        elif wire == LEN:
+            length, pos = read_varint(data, pos)
+            pos += length
+        elif wire == 5:
+            pos += 4
+        else:
+            raise ValueError("not wire format")
+        out += data[start:pos]
+    return bytes(out)
