@@ -148,11 +148,14 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
     return res
 
 
-def process_data(name: str, path: str, data: bytes, job: Job, target: Target = Target(), *,
+def process_data(name: str, path: str, data: bytes | None, job: Job, target: Target = Target(), *,
                  walked: bool = False) -> FileResult:
-    """Rewrite the bytes of one input, in whatever format they are; never raises."""
+    """Rewrite the bytes of one input (read from ``path`` when ``data`` is None), in whatever
+    format they are; never raises."""
     res = FileResult(name=name, path=path)
     try:
+        if data is None:
+            data = formats.read_bytes(path)
         doc = formats.from_bytes(data, name, fallback=None)
         if doc is None:
             if walked:
@@ -160,6 +163,7 @@ def process_data(name: str, path: str, data: bytes, job: Job, target: Target = T
                 return res
             check_not_foreign(formats.contents(data, name), name)  # says what clearly foreign data looks like
             doc = formats.from_bytes(data, name)  # read as HLO text: the reader says what is wrong
+        del data  # the document holds what it needs: the text is not held twice
         assert doc is not None
         if doc.format == formats.HLO:
             res = process_text(name, path, doc.text, job)
@@ -202,17 +206,7 @@ def _process_units(doc: formats.Document, res: FileResult, job: Job) -> list[str
 
 def process_path(path: str, job: Job, target: Target = Target(), *, walked: bool = False) -> FileResult:
     """Read and rewrite one input file; never raises."""
-    try:
-        data = formats.read_bytes(path)
-    except HloError as exc:
-        res = FileResult(name=path, path=path)
-        res.errors.append(ErrorInfo.from_hlo_error(exc.with_filename(path)))
-        return res
-    except Exception as exc:  # noqa: BLE001
-        res = FileResult(name=path, path=path)
-        res.errors.append(internal_error(exc, path))
-        return res
-    return process_data(path, path, data, job, target, walked=walked)
+    return process_data(path, path, None, job, target, walked=walked)
 
 
 def _ignore_sigint() -> None:

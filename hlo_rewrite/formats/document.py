@@ -54,7 +54,8 @@ class Document:
     compressed: bool
     text: str
     units: list[Unit]
-    source: bytes = b""  # the bytes as read (before decompression: ``raw``)
+    #: the bytes as read, kept where ``text`` in UTF-8 is not them (gzip, protos, StableHLO), so
+    #: an unchanged file is written back as it was without holding plain text twice
     raw: bytes = b""
     kept: list[str] = field(default_factory=list)
     #: a proto that is an ``HloProto`` (XLA's ``*.hlo.pb`` dumps) rather than a bare ``HloModuleProto``
@@ -100,8 +101,9 @@ class Document:
         gz = self.compressed if compress is None else compress
         if fmt == self.format and self.unchanged(outputs):
             if gz == self.compressed:
-                return self.raw
-            return gzipped.compress(self.source) if gz else self.source
+                return self.raw if self.raw else self.text.encode("utf-8")
+            source = gzipped.decompress(self.raw) if self.compressed else self.raw or self.text.encode("utf-8")
+            return gzipped.compress(source) if gz else source
         data = self._serialize(outputs, fmt)
         return gzipped.compress(data) if gz else data
 
@@ -179,7 +181,8 @@ def from_bytes(raw: bytes, name: str, *, fallback: str | None = HLO) -> Document
     fmt = sniff(data) or fallback
     if fmt is None:
         return None
-    doc = Document(name=name, format=fmt, compressed=compressed, text="", units=[], source=data, raw=raw)
+    plain_text = fmt in (HLO, TORCH_XLA) and not compressed
+    doc = Document(name=name, format=fmt, compressed=compressed, text="", units=[], raw=b"" if plain_text else raw)
     if fmt == HLO:
         doc.text = decode(data, name)
         doc.units = [Unit(doc.text)]
