@@ -65,6 +65,11 @@ def test_plain_text_is_one_unit_and_unchanged_bytes_come_back(hlo_text):
     (b"// a comment\n/* and another */\nHloModule m\n", "hlo"),
     (b"\xef\xbb\xbfHloModule m\n", "hlo"),
     (b"ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n", "hlo"),
+    (b"%add.1 (a: f32[], b: f32[]) -> f32[] {\n  ROOT %s = f32[] add(%a, %b)\n}\n", "hlo"),  # no header line
+    (b"add {\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n}\n", "hlo"),
+    (b"body {\n  color: red;\n}\n", None),  # a bare block and no ENTRY: not HLO
+    (b"#loc1 = loc(\"x\")\n" * 5000 + b"module @m {\n  %0 = stablehlo.constant dense<1> : tensor<i32>\n}\n",
+     "stablehlo"),  # the first operation past the first 64 KB
     (b"#loc = loc(unknown)\nmodule @m {\n  func.func @main() {\n    stablehlo.return\n  }\n}\n", "stablehlo"),
     (b"# comment\nname: \"m\"\nentry_computation_name: \"main\"\ncomputations {\n}\n", "pbtxt"),
     (b"[g]\nTensorsGraphInfo:\n\n## BEGIN_GRAPH\nIR {\n}\n\n## END_GRAPH\n", "torch_xla"),
