@@ -326,3 +326,27 @@ def test_without_the_extra_one_line_and_exit_3(tmp_path):
     assert r.returncode == 3 and r.stdout == ""
     assert r.stderr == (f"{src}: error: reading or writing a binary HloModuleProto needs jaxlib: "
                         "pip install 'hlo-rewrite[xla]'\n")
+
+
+# --------------------------------------------------------------------------- docs/formats.md
+
+
+def test_docs_formats_examples_run(tmp_path):
+    """The ```sh test blocks of docs/formats.md, in order, in one directory, as users run them."""
+    import re
+
+    doc = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```sh test\n(.*?)^```$", doc, re.S | re.M)
+    assert len(blocks) >= 4
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    launcher = bindir / "hlo-rewrite"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hlo_rewrite "$@"\n')
+    launcher.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", PYTHONPATH=str(REPO))
+    work = tmp_path / "work"
+    work.mkdir()
+    for i, block in enumerate(blocks):
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"docs/formats.md block {i + 1} failed ({r.returncode}):\n{block}\n{r.stderr}"
