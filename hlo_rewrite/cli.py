@@ -325,6 +325,9 @@ def main(ctx: click.Context, **params: Any) -> None:
     skipped = [r for r in results if r.skipped]
     results = [r for r in results if not r.skipped]
     reporter.skipped(skipped)
+    directories = [p for p in paths if p != "-" and os.path.isdir(p)]
+    if directories and not results:
+        reporter.warning("no HLO file found in " + ", ".join(directories))
 
     exit_code = worst_exit_code(r.exit_code for r in results)
     reporter.left_alone(results)

@@ -233,6 +233,15 @@ def test_several_directories_go_under_their_names(tmp_path):
     assert r.exit_code == 0  # d1/m.hlo and m.hlo do not collide
 
 
+def test_a_tree_without_hlo_says_so(tmp_path):
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    (tmp_path / "d" / "notes.txt").write_text("nothing here\n")
+    r = run([tmp_path / "d", "--check"])
+    assert r.exit_code == 0 and r.stdout == ""
+    assert r.stderr == (f"skipped 1 file that is not HLO (-v names them)\n"
+                        f"warning: no HLO file found in {tmp_path / 'd'}\n")
+
+
 def test_a_file_named_on_the_command_line_is_never_skipped(tmp_path):
     src = tmp_path / "notes.md"
     src.write_text("# not HLO\n")
