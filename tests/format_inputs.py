@@ -76,6 +76,19 @@ jax.jit(f).lower(jnp.ones((16, 4))).compile()
 """
 
 
+@functools.cache
+def xla_dump() -> str:
+    """One :func:`xla_dump_tree` per test process (removed at exit); read it, do not change it."""
+    import atexit
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="xla_dump.")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    xla_dump_tree(directory)
+    return directory
+
+
 def xla_dump_tree(directory: str) -> None:
     """What JAX's ``--xla_dump_to`` writes for one shard_map program (in a fresh process, as the
     flags are read when XLA starts): HLO text, gzipped ``HloProto`` (``*.hlo.pb.gz``), one folder per

@@ -86,13 +86,11 @@ def test_matches_file_names_and_paths():
 
 
 @pytest.fixture(scope="module")
-def xla_dump(tmp_path_factory):
+def xla_dump():
     pytest.importorskip("jax", reason="jax/jaxlib not installed (pip install 'hlo-rewrite[xla]' or the test extra)")
     import format_inputs
 
-    root = tmp_path_factory.mktemp("xla_dump")
-    format_inputs.xla_dump_tree(str(root))
-    return root
+    return format_inputs.xla_dump()
 
 
 def test_xla_dump_tree_formats_are_judged_by_content(xla_dump):

@@ -273,8 +273,7 @@ def test_binary_proto_named_hlo(fi, tmp_path):
 
 
 def test_xla_dump_tree_with_hloproto(fi, tmp_path):
-    tree = tmp_path / "xla_dump"
-    fi.xla_dump_tree(str(tree))
+    tree = Path(fi.xla_dump())
     r = run([tree, "-o", tmp_path / "out", *ALL, "--include", "*.hlo.pb.gz", "--include", "*.txt"])
     assert r.exit_code == 0, r.stderr
     protos = sorted(p for p in tree.rglob("*.hlo.pb.gz"))
