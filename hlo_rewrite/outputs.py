@@ -129,11 +129,15 @@ def plan_outputs(paths: Sequence[str], *, output: str | None, in_place: bool, ch
 
 
 def same_file(a: str, b: str) -> bool:
-    """Do the paths ``a`` and ``b`` name the same file (through links, ``..``, hard links)?"""
+    """Do the paths ``a`` and ``b`` name the same regular file (through links, ``..``, hard
+    links)? A device such as /dev/null can take several outputs, so it is never the same."""
     if a == "-" or b == "-":
         return False
     try:
-        return os.path.samefile(a, b)
+        sa, sb = os.stat(a), os.stat(b)
+        if not (stat.S_ISREG(sa.st_mode) and stat.S_ISREG(sb.st_mode)):
+            return False
+        return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
 

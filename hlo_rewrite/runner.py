@@ -13,6 +13,7 @@ line's (``outputs.py``); nothing here writes a file.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 import traceback
@@ -231,6 +232,7 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_ignore_sigint)
+    finished = False
     try:
         futures = [pool.submit(process_path, i.path, job, i.target, walked=i.walked) for i in inputs]
         for i, fut in zip(inputs, futures, strict=True):
@@ -240,5 +242,13 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
                 res = FileResult(name=i.path, path=i.path)
                 res.errors.append(internal_error(exc, i.path))
                 yield res
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if finished:
+            pool.shutdown()
+        else:  # stopped early: the workers' results are not wanted, do not wait for them
+            workers = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers:  # they only compute and write nothing: end them now
+                with contextlib.suppress(Exception):
+                    proc.terminate()

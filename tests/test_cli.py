@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,9 @@ from conftest import ALLREDUCE_MODULE, CORPUS, read_exact
 from hlo_rewrite import __version__, cli
 from hlo_rewrite.errors import HloInternalError
 from hlo_rewrite.outputs import color_diff, unified_diff
-from hlo_rewrite.reporter import use_color
 from hlo_rewrite.passes import DEFAULT_PIPELINE, REGISTRY, Pass
 from hlo_rewrite.report import worst_exit_code
+from hlo_rewrite.reporter import use_color
 from hlo_rewrite.safety import check_output
 from hlo_rewrite.split import join_chunks, split_chunks
 
@@ -614,3 +615,15 @@ def test_jobs_2_gives_the_same_bytes_as_jobs_1(tmp_path, corpus):
     for f in r1["files"] + r2["files"]:
         f["output"] = os.path.basename(f["output"] or "")
     assert r1 == r2
+
+
+def test_exit_codes_have_one_source_the_help_and_docs_agree():
+    from hlo_rewrite.errors import ExitCode
+
+    r = run(["--help"])
+    for code in ExitCode:
+        assert f"{int(code):<3} {code.meaning}" in r.stdout
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = doc.split("## Exit codes", 1)[1]
+    rows = [ln.split("|")[1:3] for ln in section.splitlines() if re.match(r"\| \d+ \|", ln)]
+    assert [(int(c), n.strip().strip("`")) for c, n in rows] == [(int(c), c.name) for c in ExitCode]
