@@ -205,7 +205,8 @@ class _Command(click.Command):
 @click.option("-o", "--output", metavar="PATH", type=click.Path(allow_dash=True),
               help="Write the result to this file ('-', the default, is standard output); with several "
                    "inputs, into this existing directory (or a path ending in '/', created if missing), "
-                   "each output named after its input.")
+                   "each output named after its input; with a directory as input, the tree mirrored "
+                   "under this directory (created if missing).")
 @click.option("-i", "--in-place", is_flag=True,
               help="Rewrite each input file in place, atomically, and only if its content changes; "
                    "each file keeps its format and compression.")
