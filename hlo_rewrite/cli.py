@@ -38,7 +38,9 @@ from .outputs import (
     unified_diff,
     write_file,
 )
-from .passes import DEFAULT_PIPELINE, REGISTRY, PassOptions, get_pass
+from .passes import DEFAULT_PIPELINE, PassOptions, PluginError, get_pass, pass_infos, pass_names
+from .passflags import PassFlags, build_flags, describe_passes
+from .passflags import apply_toggles as _apply_toggles
 from .pipeline import parse_pass_list
 from .report import ErrorInfo, FileResult, build_report, report_json, worst_exit_code
 from .reporter import ColorChoice, Reporter, isatty, use_color
@@ -47,66 +49,8 @@ from .runner import Input, Job, Target, internal_error, iter_results
 #: show a progress bar from this many files on (when stderr is a terminal)
 PROGRESS_MIN_FILES = 8
 
-#: per-pass toggles: option name -> pass name
-TOGGLES = {
-    "fuse_reduce_scatter": "fuse-reduce-scatter",
-    "fuse_send_recv": "fuse-send-recv",
-    "convert_collectives": "convert-collectives-to-custom-call",
-}
-
-#: the options ``[tool.hlo-rewrite]`` may set (by parameter name)
-CONFIG_OPTIONS = (
-    "passes", *TOGGLES, "all_computations", "send_recv_target", "strict_tokens", "strict", "safe",
-    "split_input_file", "jobs", "color",
-)
-
-
-# --------------------------------------------------------------------------- the pass list
-
-
-# --------------------------------------------------------------------------- the pass list
-
-
-def apply_toggles(names: Sequence[str], toggles: dict[str, bool | None]) -> list[str]:
-    """Apply ``--[no-]<pass>`` toggles to a pass list.
-
-    ``False`` removes the pass. ``True`` adds it if missing, at the place the
-    default pipeline gives it: before the first listed pass that the default
-    pipeline runs after it (else at the end). ``None`` leaves the list alone.
-    """
-    out = list(names)
-    order = {n: i for i, n in enumerate(DEFAULT_PIPELINE)}
-    for key, pass_name in TOGGLES.items():
-        want = toggles.get(key)
-        if want is False:
-            out = [n for n in out if n != pass_name]
-        elif want is True and pass_name not in out:
-            pos = len(out)
-            for i, n in enumerate(out):
-                if n in order and order[n] > order[pass_name]:
-                    pos = i
-                    break
-            out.insert(pos, pass_name)
-    return out
-
-
-def describe_passes() -> str:
-    """The ``--list-passes`` text: every registered pass, its description, the default order."""
-    width = max(len(n) for n in REGISTRY)
-    lines = ["passes:"]
-    for name in REGISTRY:
-        try:
-            description = get_pass(name).description
-        except Exception:  # a pass module that does not import (yet)
-            description = "(unavailable)"
-        mark = "*" if name in DEFAULT_PIPELINE else " "
-        lines.append(f"  {mark} {name:<{width}}  {description}")
-    lines.append("")
-    lines.append("default order (* above): " + ",".join(DEFAULT_PIPELINE))
-    return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------- the work per file
+#: the options ``[tool.hlo-rewrite]`` may set besides the generated per-pass flags (by parameter name)
+CONFIG_OPTIONS = ("passes", "all_computations", "strict", "safe", "split_input_file", "jobs", "color")
 
 
 # --------------------------------------------------------------------------- the command
@@ -145,13 +89,7 @@ def _parse_passes(_ctx: click.Context, _param: click.Parameter, value: str | Non
 def _complete_passes(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     done, _, last = incomplete.rpartition(",")
     prefix = done + "," if done else ""
-    return [CompletionItem(prefix + n) for n in [*REGISTRY, "none"] if n.startswith(last)]
-
-
-def _not_empty(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    if not value.strip():
-        raise click.BadParameter("is empty; give the custom_call_target name to use")
-    return value
+    return [CompletionItem(prefix + n) for n in [*pass_names(), "none"] if n.startswith(last)]
 
 
 class Interrupted(BaseException):
@@ -222,21 +160,10 @@ class _Command(click.Command):
 @click.option("--passes", "passes", metavar="LIST", callback=_parse_passes, shell_complete=_complete_passes,
               help="Comma-separated passes to run in this order instead of the default pipeline; "
                    "'none' only parses and prints.")
-@click.option("--convert-collectives/--no-convert-collectives", default=None,
-              help="Add (or remove) convert-collectives-to-custom-call in the pass list.")
-@click.option("--fuse-send-recv/--no-fuse-send-recv", default=None,
-              help="Add (or remove) fuse-send-recv in the pass list.")
-@click.option("--fuse-reduce-scatter/--no-fuse-reduce-scatter", default=None,
-              help="Add (or remove) fuse-reduce-scatter in the pass list; an added pass takes its "
-                   "place in the default order.")
 @click.option("--list-passes", is_flag=True, expose_value=False, is_eager=True, callback=_list_passes,
               help="Print every pass with a one-line description and the default order, then exit.")
 @click.option("--all-computations", is_flag=True,
               help="Let every pass look at all non-fusion computations, not only ENTRY.")
-@click.option("--send-recv-target", metavar="NAME", default=PassOptions.send_recv_target, show_default=True,
-              callback=_not_empty, help="Use NAME as the custom_call_target of a fused send/recv pair.")
-@click.option("--strict-tokens", is_flag=True,
-              help="Apply the token-shape checks of Neuron's send/recv fusion and fail on what they reject.")
 @click.option("--strict", is_flag=True,
               help="Also read every module with the full grammar (slower; catches more malformed input).")
 @click.option("--check", is_flag=True,
@@ -294,10 +221,10 @@ def main(ctx: click.Context, **params: Any) -> None:
         reporter.color_choice = ColorChoice(params["color"])
     if params["in_place"] and params["output_format"]:
         raise click.UsageError("-i/--in-place keeps each file's format; drop --output-format")
-    files, names, walked = _expand_directories(paths, params["include"], params["exclude"], params["output"])
+    files, outnames, walked = _expand_directories(paths, params["include"], params["exclude"], params["output"])
     try:
         plan = plan_outputs(files, output=params["output"], in_place=params["in_place"],
-                            check=params["check"], diff=params["show_diff"], names=names,
+                            check=params["check"], diff=params["show_diff"], names=outnames,
                             from_directory=bool(walked) or len(files) != len(paths))
     except UsageProblem as exc:
         raise click.UsageError(str(exc)) from None
@@ -309,13 +236,14 @@ def main(ctx: click.Context, **params: Any) -> None:
         _check_report_path(report_path, files, plan)
     names = apply_toggles(
         params["passes"] if params["passes"] is not None else list(DEFAULT_PIPELINE),
-        {key: params[key] for key in TOGGLES},
+        {key: params[key] for key in FLAGS.toggles},
     )
+    options = PassOptions(all_computations=params["all_computations"], per_pass=FLAGS.pass_options(params))
+    _check_pass_options(names, options)
     jobs = params["jobs"] or os.cpu_count() or 1
     job = Job(
         names=tuple(names),
-        options=PassOptions(all_computations=params["all_computations"],
-                            send_recv_target=params["send_recv_target"], strict_tokens=params["strict_tokens"]),
+        options=options,
         strict=params["strict"],
         safe=params["safe"],
         split=params["split_input_file"],
@@ -345,6 +273,24 @@ def main(ctx: click.Context, **params: Any) -> None:
     ctx.exit(int(exit_code))
 
 
+def _add_pass_flags(command: click.Command) -> PassFlags:
+    """Insert the flags generated from the pass registry after ``--passes``."""
+    taken = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+    flags = build_flags(pass_infos(), taken)
+    at = next(i for i, p in enumerate(command.params) if p.name == "passes") + 1
+    command.params[at:at] = list(flags.params)
+    return flags
+
+
+#: the per-pass toggles and options of this command, generated from the pass registry
+FLAGS = _add_pass_flags(main)
+
+
+def apply_toggles(names: Sequence[str], toggles: dict[str, bool | None]) -> list[str]:
+    """Apply ``--[no-]X`` toggles (parameter name -> value) to a pass list (``passflags.apply_toggles``)."""
+    return _apply_toggles(names, toggles, FLAGS.toggles)
+
+
 # --------------------------------------------------------------------------- helpers of main
 
 
@@ -359,11 +305,12 @@ def _apply_config(ctx: click.Context, params: dict[str, Any], paths: Sequence[st
         return
     reporter.detail(f"configuration: [tool.hlo-rewrite] in {config.path}")
     by_name = {p.name: p for p in ctx.command.params}
-    known = ", ".join(n.replace("_", "-") for n in CONFIG_OPTIONS)
+    allowed = [*CONFIG_OPTIONS, *FLAGS.toggles, *FLAGS.options]
+    known = ", ".join(n.replace("_", "-") for n in allowed)
     for key, value in config.values.items():
         name = key.replace("-", "_")
         where = f"{config.path}: [tool.hlo-rewrite] {key}"
-        if name not in CONFIG_OPTIONS:
+        if name not in allowed:
             raise click.UsageError(f"{config.path}: [tool.hlo-rewrite] has an unknown key '{key}'; known: {known}")
         if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP):
             continue  # the command line wins
@@ -372,8 +319,12 @@ def _apply_config(ctx: click.Context, params: dict[str, Any], paths: Sequence[st
         if name == "passes" and isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = ",".join(value)
         expected: type = bool if param.is_flag else int if name == "jobs" else str
+        if name in FLAGS.options:
+            expected = FLAGS.options[name].type
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            kind = {bool: "true or false", int: "an integer", str: "a string"}[expected]
+            kind = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[expected]
             if name == "passes":
                 kind = "a list of pass names or a comma-separated string"
             raise click.UsageError(f"{where}: expected {kind}, got {value!r}")
@@ -422,6 +373,17 @@ def _target(plan: OutputPlan, path: str, output_format: str | None) -> Target:
     dest = plan.destination(path)
     return Target(output_format=output_format or formats.format_for_destination(dest),
                   compress=formats.wants_gzip(dest))
+
+
+def _check_pass_options(names: Sequence[str], options: PassOptions) -> None:
+    """Build every pass's options before any file is read: a value a pass refuses is a usage error."""
+    for name in dict.fromkeys(names):
+        try:
+            options.for_pass(get_pass(name))
+        except PluginError as exc:
+            raise click.UsageError(exc.message) from None
+        except (ValueError, TypeError) as exc:
+            raise click.UsageError(f"pass '{name}': {exc}") from None
 
 
 def _check_report_path(report_path: str, paths: Sequence[str], plan: OutputPlan) -> None:

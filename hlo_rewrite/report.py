@@ -252,7 +252,8 @@ def build_report(
         "tool": "hlo-rewrite",
         "version": __version__,
         "passes": list(names),
-        "options": {**asdict(options), **settings},
+        "options": {"all_computations": options.all_computations, **settings,
+                    "pass_options": pass_options(names, options)},
         "exit_code": int(exit_code),
         "files": [r.to_json() for r in results],
         "totals": {
@@ -266,6 +267,18 @@ def build_report(
             for t in totals.values()
         },
     }
+
+
+def pass_options(names: Sequence[str], options: PassOptions) -> dict[str, dict[str, Any]]:
+    """The options each pass of the run had (declared defaults included), by pass."""
+    from .passes import get_pass
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(names):
+        values = asdict(options.for_pass(get_pass(name)))
+        if values:
+            out[name] = values
+    return out
 
 
 def report_json(report: dict[str, Any]) -> str:

@@ -120,8 +120,8 @@ _HINTS = {_NOT_ENTRY: "--all-computations includes {it}"}
 
 
 def _category(reason: str) -> str:
-    if reason.startswith("outside scope"):
-        if "fusion" in reason:
+    if reason.startswith("outside scope"):  # the passes' one wording (passes.outside_scope_reason)
+        if reason.endswith("is a fusion computation"):
             return "in a fusion computation"
         return _NOT_ENTRY
     return reason
@@ -148,9 +148,10 @@ def left_alone_warning(items: Sequence[LeftAlone]) -> str | None:
     categories = Counter(_category(i.reason) for i in items)
     if len(categories) > 2:  # keep the scope categories; the rest are "other reasons"
         kept = {c: n for c, n in categories.items() if c in (_NOT_ENTRY, "in a fusion computation")}
+        reasons = len(categories) - len(kept)
         other = sum(categories.values()) - sum(kept.values())
         categories = Counter(kept)
-        categories[f"for {other} other {_plural('reason', other)}"] = other
+        categories["for other reasons" if kept else f"for {reasons} different reasons"] = other
     it = "it" if categories.get(_NOT_ENTRY, 0) == 1 else "them"
     hints = [_HINTS[c].format(it=it) for c in categories if c in _HINTS]
     note = "; ".join([*hints, "-v for details"])

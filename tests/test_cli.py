@@ -127,16 +127,37 @@ def test_list_passes_names_descriptions_and_default_order(monkeypatch):
     lines = r.stdout.splitlines()
     for name in REGISTRY:
         (line,) = [ln for ln in lines if f" {name} " in ln + " "]
+        assert line.startswith("  * " if name in DEFAULT_PIPELINE else "    ")
         if name == "test-not-yet":
-            assert line.rstrip().endswith("(unavailable)")
+            assert line.rstrip().endswith("(unavailable: ImportError: not written yet)")
         else:
-            try:
-                desc = REGISTRY[name]().description
-            except Exception:
-                desc = "(unavailable)"
-            assert line.rstrip().endswith(desc)
+            assert line.rstrip().endswith(REGISTRY[name]().description)
+    # a pass's options are listed under it
+    at = [i for i, ln in enumerate(lines) if " fuse-send-recv " in ln][0]
+    assert lines[at + 1].strip().startswith("--send-recv-target NAME: ")
     assert lines[-1] == "default order (* above): " + ",".join(DEFAULT_PIPELINE)
     assert r.stderr == ""
+
+
+def test_the_option_table_of_the_docs_is_the_generated_one():
+    from hlo_rewrite.passes import BUILTIN_PASSES, pass_info
+    from hlo_rewrite.passflags import build_flags, flags_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    start = "<!-- generated: flags_table -->\n"
+    block = doc.split(start, 1)[1].split("<!-- end generated -->", 1)[0]
+    assert block == flags_table(build_flags([pass_info(n) for n in BUILTIN_PASSES])), "regenerate the table in docs/cli.md from passflags.flags_table"
+
+
+def test_every_registered_pass_has_its_flags():
+    from hlo_rewrite.passes import all_options, pass_infos
+
+    params = {o for p in cli.main.params for o in p.opts + p.secondary_opts}
+    for info in pass_infos():
+        stem = info.toggle or info.name
+        assert {f"--{stem}", f"--no-{stem}"} <= params, info.name
+    for opt in all_options():
+        assert opt.flag in params
 
 
 def test_unknown_pass_is_a_usage_error_listing_valid_ones():
@@ -627,3 +648,27 @@ def test_exit_codes_have_one_source_the_help_and_docs_agree():
     section = doc.split("## Exit codes", 1)[1]
     rows = [ln.split("|")[1:3] for ln in section.splitlines() if re.match(r"\| \d+ \|", ln)]
     assert [(int(c), n.strip().strip("`")) for c, n in rows] == [(int(c), c.name) for c in ExitCode]
+
+
+def test_left_alone_warning_words():
+    from hlo_rewrite.reporter import LeftAlone, left_alone_warning
+
+    def item(opcode, reason):
+        return LeftAlone("f.hlo", 3, "p", "fusion.2", "x", opcode, reason)
+
+    entry = "outside scope: computation 'fusion.2' is not the ENTRY computation; all_computations extends the scope"
+    fusion = "outside scope: computation 'fused' is a fusion computation"
+    assert left_alone_warning([]) is None
+    assert left_alone_warning([item("all-reduce", entry)]) == (
+        "1 all-reduce left alone: not in the ENTRY computation (--all-computations includes it; -v for details)")
+    assert left_alone_warning([item("all-reduce", entry), item("all-gather", fusion), item("all-gather", fusion)]) == (
+        "1 all-reduce and 2 all-gathers left alone: 1 not in the ENTRY computation, 2 in a fusion computation "
+        "(--all-computations includes it; -v for details)")
+    assert left_alone_warning([item("send", "host transfer (is_host_transfer=true)")]) == (
+        "1 send left alone: host transfer (is_host_transfer=true) (-v for details)")
+    many = [item("send", "a"), item("recv", "b"), item("all-reduce", "c"), item("all-reduce", entry)]
+    assert left_alone_warning(many) == (
+        "1 send, 1 recv and 2 all-reduces left alone: 1 not in the ENTRY computation, 3 for other reasons "
+        "(--all-computations includes it; -v for details)")
+    assert left_alone_warning(many[:3]) == (
+        "1 send, 1 recv and 1 all-reduce left alone: for 3 different reasons (-v for details)")

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import ALLREDUCE_MODULE, REPO
 from test_cli_subprocess import EXE, _read_terminal, env, hlo
+from test_plugins import site  # noqa: F401 - the example plugin, installed once (a fixture)
 
 pytestmark = pytest.mark.skipif(not EXE.exists(), reason=f"{EXE} not installed")
 
@@ -59,9 +60,10 @@ def no_temporaries(directory: Path) -> bool:
     return not [p for p in directory.rglob("*") if p.name.endswith(".tmp")]
 
 
-def run_umask(mask: int, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(EXE), *args], capture_output=True, env=env(), timeout=120, cwd=cwd,
-                          preexec_fn=lambda: os.umask(mask))
+def run_umask(mask: int, *args: str) -> subprocess.CompletedProcess:
+    """Run under ``umask mask``, set by a shell (not in the forked child of this threaded process)."""
+    return subprocess.run(["sh", "-c", f'umask {mask:03o} && exec "$0" "$@"', str(EXE), *args],
+                          capture_output=True, env=env(), timeout=120)
 
 
 # --------------------------------------------------------------------------- 1. devices and FIFOs
@@ -608,3 +610,39 @@ def test_shell_completion_as_documented():
             COMP_CWORD="2")
     assert r.stdout.decode().splitlines() == [f"plain,fuse-send-recv,{CONVERT}",
                                               "plain,fuse-send-recv,convert-custom-calls-to-collectives"]
+
+
+# --------------------------------------------------------------------------- plugins on the command line
+
+
+def test_a_plugin_brings_its_toggle_options_and_listing(site, tmp_path):  # noqa: F811 - the fixture
+    from test_plugins import PAIR
+    from test_plugins import run as run_with
+
+    src = write(tmp_path / "in.hlo", PAIR)
+    listing = run_with(site, "-m", "hlo_rewrite", "--list-passes")
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    at = [i for i, ln in enumerate(lines) if " rename-custom-call-target " in ln][0]
+    assert lines[at].startswith("    rename-custom-call-target ")  # not in the default pipeline
+    assert lines[at + 1].strip() == ("from plugin hlo-rewrite-rename-target 0.1.0 "
+                                     "(hlo_rewrite_rename_target:RenameCustomCallTarget)")
+    assert lines[at + 2].strip().startswith("--rename-custom-call-target-old NAME: ")
+    helptext = run_with(site, "-m", "hlo_rewrite", "--help").stdout
+    assert "--rename-custom-call-target / --no-rename-custom-call-target" in helptext
+    assert "--rename-custom-call-target-new NAME" in helptext
+    # the toggle adds it after the default pipeline; its option flag sets its option
+    r = run_with(site, "-m", "hlo_rewrite", "--rename-custom-call-target", "--rename-custom-call-target-new",
+                 "Mine", str(src))
+    assert r.returncode == 0, r.stderr
+    assert 'custom_call_target="Mine"' in r.stdout
+    # a value the plugin refuses is a usage error before anything is read
+    r = run_with(site, "-m", "hlo_rewrite", "--rename-custom-call-target", "--rename-custom-call-target-new",
+                 'a"b', str(src))
+    assert r.returncode == 2 and "not a plain target name" in r.stderr
+    # [tool.hlo-rewrite] sets a plugin's options too
+    write(tmp_path / "pyproject.toml", "[tool.hlo-rewrite]\nrename-custom-call-target = true\n"
+                                       "rename-custom-call-target-new = \"FromConfig\"\n")
+    r = run_with(site, "-m", "hlo_rewrite", str(src))
+    assert r.returncode == 0, r.stderr
+    assert 'custom_call_target="FromConfig"' in r.stdout

@@ -1,58 +1,74 @@
-"""The one place passes are registered.
+"""Passes: the declared-unit base (:mod:`.base`) and the one registry (:mod:`.registry`).
 
-Each entry maps a pass name to a function that imports and returns its class,
-so the command line starts fast and ``--list-passes`` can describe them all.
+A built-in pass is one module here plus one line of ``registry.BUILTIN_PASSES``;
+a plugin registers its pass through the entry-point group ``hlo_rewrite.passes``.
+``docs/api.md`` shows how to write one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from .base import Pass, PassOptions, PassReport, Record
-
-
-def _fuse_reduce_scatter() -> type[Pass]:
-    from .fuse_reduce_scatter import FuseReduceScatter
-
-    return FuseReduceScatter
-
-
-def _fuse_send_recv() -> type[Pass]:
-    from .fuse_send_recv import FuseSendRecv
-
-    return FuseSendRecv
-
-
-def _convert_collectives() -> type[Pass]:
-    from .convert_collectives import ConvertCollectivesToCustomCall
-
-    return ConvertCollectivesToCustomCall
-
-
-def _convert_custom_calls() -> type[Pass]:
-    from .convert_custom_calls import ConvertCustomCallsToCollectives
-
-    return ConvertCustomCallsToCollectives
-
-
-REGISTRY: dict[str, Callable[[], type[Pass]]] = {
-    "fuse-reduce-scatter": _fuse_reduce_scatter,
-    "fuse-send-recv": _fuse_send_recv,
-    "convert-collectives-to-custom-call": _convert_collectives,
-    "convert-custom-calls-to-collectives": _convert_custom_calls,
-}
-
-#: the default pipeline, in order (SPEC §2: fuse first, then convert)
-DEFAULT_PIPELINE: tuple[str, ...] = (
-    "fuse-reduce-scatter",
-    "fuse-send-recv",
-    "convert-collectives-to-custom-call",
+from .base import (
+    NoOptions,
+    OptionInfo,
+    Pass,
+    PassOptions,
+    PassReport,
+    Record,
+    Scope,
+    attach_location,
+    located_error,
+    make_options,
+    option,
+    option_infos,
+    outside_scope_reason,
+)
+from .registry import (
+    BUILTIN_PASSES,
+    DEFAULT_PIPELINE,
+    ENTRY_POINT_GROUP,
+    REGISTRY,
+    PassInfo,
+    PluginError,
+    all_options,
+    anchor_opcodes,
+    get_pass,
+    options_table,
+    origin,
+    pass_info,
+    pass_infos,
+    pass_names,
+    passes_table,
+    reload_plugins,
 )
 
-
-def get_pass(name: str) -> type[Pass]:
-    """The pass class registered under ``name`` (KeyError when unknown)."""
-    return REGISTRY[name]()
-
-
-__all__ = ["DEFAULT_PIPELINE", "REGISTRY", "Pass", "PassOptions", "PassReport", "Record", "get_pass"]
+__all__ = [
+    "BUILTIN_PASSES",
+    "DEFAULT_PIPELINE",
+    "ENTRY_POINT_GROUP",
+    "REGISTRY",
+    "NoOptions",
+    "OptionInfo",
+    "Pass",
+    "PassInfo",
+    "PassOptions",
+    "PassReport",
+    "PluginError",
+    "Record",
+    "Scope",
+    "all_options",
+    "anchor_opcodes",
+    "attach_location",
+    "get_pass",
+    "located_error",
+    "make_options",
+    "option",
+    "option_infos",
+    "options_table",
+    "origin",
+    "outside_scope_reason",
+    "pass_info",
+    "pass_infos",
+    "pass_names",
+    "passes_table",
+    "reload_plugins",
+]

@@ -1,4 +1,4 @@
-"""convert-collectives-to-custom-call (SPEC §3).
+"""convert-collectives-to-custom-call (docs/passes/convert-collectives-to-custom-call.md).
 
 ``all-reduce``, ``reduce-scatter`` and ``all-gather`` become ``custom-call``
 instructions whose ``custom_call_target`` follows Neuron's naming contract
@@ -15,12 +15,12 @@ are reported as left, as is any collective outside the pass's scope.
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from ..errors import PassError
 from ..ir import Computation, Instruction, Module
 from ..values import UNREAD, read_value
 from . import naming
-from .base import Pass, PassReport
+from .base import Pass, PassReport, located_error
 
 #: attributes the backend_config (or the target name) takes over
 FOLDED_ATTRS: frozenset[str] = frozenset(
@@ -35,12 +35,6 @@ ASYNC_OPCODES: frozenset[str] = frozenset(
 )
 _COLLECTIVES = frozenset(naming.BASES)
 _ASYNC_WRAPPERS = frozenset({"async-start", "async-update", "async-done"})
-
-
-def _location_error(module: Module, instr: Instruction, message: str) -> PassError:
-    source_line = instr.text.lstrip("\r\n").splitlines()[0] if instr.text else None
-    return PassError(message, filename=module.filename, line=instr.line or None,
-                     column=instr.column or None, source_line=source_line)
 
 
 def _async_wrapped(module: Module) -> dict[str, str]:
@@ -98,12 +92,12 @@ def typed_attrs(instr: Instruction) -> dict[str, object]:
         return {k: instr.attr(k) for k, _ in instr.attrs if k in TYPED_ATTRS}
 
 
-def build_backend_config(instr: Instruction, body_name: str | None, values: dict[str, object] | None = None) -> dict:
-    """The backend_config dictionary for a collective (SPEC §3 table)."""
+def build_backend_config(instr: Instruction, body_name: str | None, values: dict[str, object] | None = None) -> dict[str, Any]:
+    """The backend_config dictionary for a collective (docs/contract.md, backend_config table)."""
     if values is None:
         values = typed_attrs(instr)
     groups = values.get("replica_groups")
-    config: dict = {
+    config: dict[str, Any] = {
         "replica_groups": [[int(x) for x in g] for g in groups] if groups else [],  # type: ignore[attr-defined]
         "channel_id": values.get("channel_id"),
         "use_global_device_ids": bool(values.get("use_global_device_ids", False)),
@@ -119,7 +113,7 @@ def build_backend_config(instr: Instruction, body_name: str | None, values: dict
     return config
 
 
-def dump_config(config: dict) -> str:
+def dump_config(config: dict[str, Any]) -> str:
     """Compact JSON with sorted keys, as the custom-call carries it."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
 
@@ -127,46 +121,50 @@ def dump_config(config: dict) -> str:
 class ConvertCollectivesToCustomCall(Pass):
     name = "convert-collectives-to-custom-call"
     description = "all-reduce, reduce-scatter, all-gather become AwsNeuron* custom-calls"
+    # the async forms are anchored by their start only: that is where they are reported
+    anchors = _COLLECTIVES | {op for op in ASYNC_OPCODES if op.endswith("-start")} | {"async-start"}
+    toggle = "convert-collectives"
 
     def run_on(self, module: Module, report: PassReport) -> None:
-        in_scope = {c.name for c in self.scope(module)}
-        non_fusion = {c.name for c in module.non_fusion_computations()}
-        wrapped = _async_wrapped(module)
+        self._wrapped = _async_wrapped(module)
         self._computations = {c.name: c for c in module.computations}
-        relevant = set(naming.BASES) | set(ASYNC_OPCODES) | {"async-start"}
-        for comp in module.computations:
-            present = comp.opcodes()
-            if relevant.isdisjoint(present):
-                continue  # nothing to convert or report: its instructions need not be built
-            if (
-                comp.name not in in_scope
-                and comp.name not in wrapped
-                and present.isdisjoint(ASYNC_OPCODES)
-                and "async-start" not in present
-            ):
-                # only collectives outside the scope here: report them by name
-                where = "a fusion computation" if comp.name not in non_fusion else "not the ENTRY computation"
-                hint = "" if comp.name not in non_fusion else "; all_computations extends the scope"
-                for name, op, line in comp.find(_COLLECTIVES):
-                    report.add_left_named(comp, name, op, line, f"outside scope: computation '{comp.name}' is {where}{hint}")
-                continue
-            for instr in list(comp.instructions):
-                op = instr.opcode
-                if op in naming.BASES:
-                    if comp.name in wrapped:
-                        report.add_left(comp, instr, f"async form: wrapped by async-start '{wrapped[comp.name]}'")
-                    elif comp.name not in in_scope:
-                        where = "a fusion computation" if comp.name not in non_fusion else "not the ENTRY computation"
-                        hint = "" if comp.name not in non_fusion else "; all_computations extends the scope"
-                        report.add_left(comp, instr, f"outside scope: computation '{comp.name}' is {where}{hint}")
-                    else:
-                        self._convert(module, comp, instr, report)
-                elif op in ASYNC_OPCODES and op.endswith("-start"):
-                    report.add_left(comp, instr, f"async form '{op}' is not converted")
-                elif op == "async-start":
-                    inner = _wrapped_collective(self._computations, instr)
-                    if inner is not None:
-                        report.add_left(comp, instr, f"async form: async-start wrapping {inner} is not converted")
+        super().run_on(module, report)
+
+    def rewrite(self, module: Module, comp: Computation, anchored: list[Instruction], report: PassReport) -> None:
+        self._classify(module, comp, anchored, report, None)
+
+    def report_outside_scope(
+        self, module: Module, comp: Computation, opcodes: frozenset[str], reason: str, report: PassReport
+    ) -> None:
+        present = comp.opcodes()
+        if comp.name in self._wrapped or not present.isdisjoint(ASYNC_OPCODES) or "async-start" in present:
+            anchored = [i for i in comp.instructions if i.opcode in self.anchors]
+            self._classify(module, comp, anchored, report, reason)
+        elif not _COLLECTIVES.isdisjoint(present):
+            # only collectives here: reported by name, without building the computation
+            super().report_outside_scope(module, comp, _COLLECTIVES, reason, report)
+
+    def _classify(
+        self, module: Module, comp: Computation, anchored: list[Instruction], report: PassReport,
+        outside: str | None,
+    ) -> None:
+        """Convert each collective, or record why not (``outside``: the computation
+        is outside the scope, for that reason)."""
+        for instr in anchored:
+            op = instr.opcode
+            if op in naming.BASES:
+                if comp.name in self._wrapped:
+                    report.add_left(comp, instr, f"async form: wrapped by async-start '{self._wrapped[comp.name]}'")
+                elif outside is not None:
+                    report.add_left(comp, instr, outside)
+                else:
+                    self._convert(module, comp, instr, report)
+            elif op in ASYNC_OPCODES and op.endswith("-start"):
+                report.add_left(comp, instr, f"async form '{op}' is not converted")
+            elif op == "async-start":
+                inner = _wrapped_collective(self._computations, instr)
+                if inner is not None:
+                    report.add_left(comp, instr, f"async form: async-start wrapping {inner} is not converted")
 
     def _convert(self, module: Module, comp: Computation, instr: Instruction, report: PassReport) -> None:
         op = instr.opcode
@@ -175,26 +173,26 @@ class ConvertCollectivesToCustomCall(Pass):
             report.add_left(comp, instr, f"attribute '{unknown[0]}' has no place on the custom-call")
             return
         if instr.shape is None:
-            raise _location_error(module, instr, f"{op} '{instr.name}' has no result shape")
+            raise located_error(instr, f"{op} '{instr.name}' has no result shape")
         body: Computation | None = None
         body_name: str | None = None
         if op in naming.REDUCING:
             written = instr.attr_text("to_apply")
             if written is None:
-                raise _location_error(module, instr, f"{op} '{instr.name}' has no to_apply")
+                raise located_error(instr, f"{op} '{instr.name}' has no to_apply")
             if written.lstrip().startswith("{"):
                 report.add_left(comp, instr, "inline to_apply computation is not supported")
                 return
             body_name = written.strip().lstrip("%")
             body = self._computations.get(body_name)
             if body is None:
-                raise _location_error(module, instr, f"{op} '{instr.name}': to_apply computation "
+                raise located_error(instr, f"{op} '{instr.name}': to_apply computation "
                                                      f"'{body_name}' is not defined")
         values = typed_attrs(instr)
         if op in ("reduce-scatter", "all-gather"):
             dims = values.get("dimensions")
             if not isinstance(dims, list) or len(dims) != 1:
-                raise _location_error(module, instr, f"{op} '{instr.name}' needs exactly one dimension in "
+                raise located_error(instr, f"{op} '{instr.name}' needs exactly one dimension in "
                                                      f"dimensions={{...}}")
         target = naming.target_name(op, instr.element_type, body)
         config = build_backend_config(instr, body_name, values)

@@ -1,7 +1,7 @@
 """fuse-reduce-scatter: N reduce-scatters feeding one concatenate become one.
 
 Two rewrites are tried on every ``concatenate`` of the computations in scope
-(SPEC §5; ``docs/passes/fuse-reduce-scatter.md`` has the derivations):
+(``docs/contract.md``; ``docs/passes/fuse-reduce-scatter.md`` has the derivations):
 
 1. ``concatenate(RS(x1), ..., RS(xn))`` -> ``RS(concatenate(x1, ..., xn))``.
    The reduce-scatters may reach the concatenate directly or through
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from ..errors import HloError
 from ..ir import Computation, Instruction, Module
 from ..shapes import Shape
-from .base import Pass, PassReport
+from .base import Pass, PassReport, attach_location
 
 _RS = "reduce-scatter"
 
@@ -139,29 +139,27 @@ class _Graph:
 class FuseReduceScatter(Pass):
     name = "fuse-reduce-scatter"
     description = "N reduce-scatters feeding one concatenate become one wider reduce-scatter"
+    anchors = frozenset({"concatenate"})
+    # a concatenate is a candidate only when reduce-scatters feed it, which takes
+    # building its computation to know: concatenates outside the scope are not reported
+    outside_scope_opcodes = frozenset()
 
-    def run_on(self, module: Module, report: PassReport) -> None:
-        for comp in self.scope(module):
-            if "concatenate" not in comp.opcodes():
-                continue  # nothing to fuse: its instructions need not be built
-            concats = [i for i in comp.instructions if i.opcode == "concatenate"]
-            if not concats:
+    def rewrite(self, module: Module, comp: Computation, anchored: list[Instruction], report: PassReport) -> None:
+        graph = _Graph(module, comp)
+        fusions: list[_Fusion] = []
+        for concat in anchored:
+            operands = [_trace(graph, op) for op in concat.operands]
+            if all(o is None for o in operands):
+                continue  # not a concatenate of reduce-scatters
+            try:
+                fusion = _match(graph, concat, operands)
+            except _Left as why:
+                report.add_left(comp, concat, str(why))
                 continue
-            graph = _Graph(module, comp)
-            fusions: list[_Fusion] = []
-            for concat in concats:
-                operands = [_trace(graph, op) for op in concat.operands]
-                if all(o is None for o in operands):
-                    continue  # not a concatenate of reduce-scatters
-                try:
-                    fusion = _match(graph, concat, operands)
-                except _Left as why:
-                    report.add_left(comp, concat, str(why))
-                    continue
-                fusions.append(fusion)
-                report.add_rewritten(comp, concat, _describe(fusion))
-            if fusions:
-                _apply(module, comp, graph, fusions)
+            fusions.append(fusion)
+            report.add_rewritten(comp, concat, _describe(fusion))
+        if fusions:
+            _apply(module, comp, graph, fusions)
 
 
 def _describe(f: _Fusion) -> str:
@@ -254,16 +252,6 @@ def _trace(graph: _Graph, name: str) -> _Operand | None:
     return _Operand(top, rs, chain, out_divide, in_divide)
 
 
-def _locate(exc: HloError, instr: Instruction) -> HloError:
-    comp = instr.computation
-    mod = comp.module if comp is not None else None
-    exc.filename = exc.filename or (mod.filename if mod is not None else None)
-    if exc.line is None and instr.line:
-        exc.line, exc.column = instr.line, instr.column or None
-        exc.source_line = exc.source_line or (instr.text.split("\n")[0] if instr.text else None)
-    return exc
-
-
 def _shape(instr: Instruction, what: str) -> Shape:
     """The array shape of ``instr`` (a malformed shape is a located HloParseError)."""
     if instr.shape is None:
@@ -272,7 +260,7 @@ def _shape(instr: Instruction, what: str) -> Shape:
     try:
         shape.minor_to_major()
     except HloError as exc:
-        raise _locate(exc, instr) from None
+        raise attach_location(exc, instr) from None
     if shape.is_tuple:
         raise _Left(f"{what} '{instr.name}' has a tuple shape")
     if any(shape.dynamic):

@@ -23,9 +23,9 @@ from ..errors import HloInternalError, PassError
 from ..escapes import c_escape, c_unescape
 from ..ir import Computation, Instruction, Module
 from ..shapes import parse_shape
-from .base import Pass, PassReport
+from .base import Pass, PassReport, located_error, option
 
-# the seed's messages, verbatim
+# Neuron's hlo-opt messages, verbatim (docs/passes/fuse-send-recv.md)
 MISSING_CHANNEL = "Send and Recv must have channel_id"
 NESTED_TUPLE = "Cannot handle nested tuple shape"
 NON_ROOT_TUPLE = "Unexpected non-root tuple uses token"
@@ -50,13 +50,27 @@ class _Skip(Exception):
     """A pair is left alone; the message says why."""
 
 
+@dataclass(frozen=True)
+class FuseSendRecvOptions:
+    """fuse-send-recv's options."""
+
+    send_recv_target: str = option("AwsNeuronSendRecv", "Use NAME as the custom_call_target of a fused send/recv "
+                                   "pair.", metavar="NAME")
+    strict_tokens: bool = option(False, "Apply the token-shape checks of Neuron's send/recv fusion and fail on "
+                                 "what they reject.")
+
+
 class FuseSendRecv(Pass):
     name = "fuse-send-recv"
     description = "fuse each send/recv pair on one channel into one side-effecting custom-call"
+    anchors = frozenset({"send", "recv", "send-done", "recv-done"})
+    outside_scope_opcodes = frozenset({"send-done", "recv-done"})
+    Options = FuseSendRecvOptions
+    options: FuseSendRecvOptions
 
     def run_on(self, module: Module, report: PassReport) -> None:
         # every error is raised while matching, before anything is rewritten
-        plans = [(comp, self._match(module, comp, report)) for comp in self.scope(module)]
+        plans = [(comp, self._match(module, comp, report)) for comp, _ in self.walk(module, report)]
         for comp, pairs in plans:
             fused = False
             for cid, send, recv in pairs:
@@ -73,9 +87,7 @@ class FuseSendRecv(Pass):
     def _match(self, module: Module, comp: Computation, report: PassReport) -> list[tuple[int, _Half, _Half]]:
         """The complete pairs of ``comp`` in the order their dones appear; reports
         what is left alone and raises on what is malformed."""
-        if comp.opcodes().isdisjoint(("send", "recv", "send-done", "recv-done")):
-            return []
-        halves: dict[str, dict[int, _Half]] = {"send": {}, "recv": {}}
+        halves: dict[str, dict[int, list[_Half]]] = {"send": {}, "recv": {}}
         claimed: dict[str, Instruction] = {}  # send/recv name -> its done in this computation
 
         for instr in list(comp.instructions):
@@ -84,7 +96,7 @@ class FuseSendRecv(Pass):
                 continue
             op = comp.get(instr.operands[0]) if instr.operands else None
             if op is None:
-                raise _error(module, instr, f"{instr.opcode} '{instr.name}' has no operand")
+                raise located_error(instr, f"{instr.opcode} '{instr.name}' has no operand")
             if instr.is_host_transfer or (op.opcode in ("send", "recv") and op.is_host_transfer):
                 if op.opcode in ("send", "recv"):
                     claimed[op.name] = instr
@@ -98,34 +110,24 @@ class FuseSendRecv(Pass):
                 )
                 continue
             if op.opcode != kind:
-                raise _error(
-                    module, instr,
-                    f"operand 0 of {instr.opcode} '{instr.name}' must be a {kind}, but '{op.name}' is a {op.opcode}",
+                raise located_error(
+                    instr, f"operand 0 of {instr.opcode} '{instr.name}' must be a {kind}, but '{op.name}' is a {op.opcode}",
                 )
             if op.name in claimed:
-                raise _error(
-                    module, instr,
-                    f"{kind} '{op.name}' is completed twice: by '{claimed[op.name].name}' and by '{instr.name}'",
+                raise located_error(
+                    instr, f"{kind} '{op.name}' is completed twice: by '{claimed[op.name].name}' and by '{instr.name}'",
                 )
             claimed[op.name] = instr
             cid = op.channel_id
             if cid is None:
-                raise _error(module, op, f"{MISSING_CHANNEL}: {kind} '{op.name}' has none")
+                raise located_error(op, f"{MISSING_CHANNEL}: {kind} '{op.name}' has none")
             done_cid = instr.channel_id
             if done_cid is not None and done_cid != cid:
-                raise _error(
-                    module, instr,
-                    f"{instr.opcode} '{instr.name}' has channel_id={done_cid} but its {kind} '{op.name}' "
+                raise located_error(
+                    instr, f"{instr.opcode} '{instr.name}' has channel_id={done_cid} but its {kind} '{op.name}' "
                     f"has channel_id={cid}",
                 )
-            table = halves[kind]
-            if cid in table:
-                first = table[cid].op
-                raise _error(
-                    module, op,
-                    f"two {kind}s on channel_id={cid}: '{first.name}' (line {first.line}) and '{op.name}'",
-                )
-            table[cid] = _Half(op, instr)
+            halves[kind].setdefault(cid, []).append(_Half(op, instr))
 
         # sends and recvs whose done is not in this computation
         for instr in list(comp.instructions):
@@ -135,7 +137,7 @@ class FuseSendRecv(Pass):
                 report.add_left(comp, instr, "host transfer (is_host_transfer=true)")
                 continue
             if instr.channel_id is None:
-                raise _error(module, instr, f"{MISSING_CHANNEL}: {instr.opcode} '{instr.name}' has none")
+                raise located_error(instr, f"{MISSING_CHANNEL}: {instr.opcode} '{instr.name}' has none")
             users = comp.users(instr)
             if users:
                 where = ", ".join(f"'{u.name}'" for u in users)
@@ -147,29 +149,29 @@ class FuseSendRecv(Pass):
                 reason = f"it has no {_DONE_OF[instr.opcode]}"
             report.add_left(comp, instr, reason)
 
-        # pair by channel, in the order the dones appear
+        # pair within each channel; fuse in the order the dones appear
         pos = {i.name: k for k, i in enumerate(comp.instructions)}
         pairs: list[tuple[int, _Half, _Half]] = []
-        for cid in sorted(
-            set(halves["send"]) | set(halves["recv"]),
-            key=lambda c: min(pos[h.done.name] for h in (halves["send"].get(c), halves["recv"].get(c)) if h),
-        ):
-            send, recv = halves["send"].get(cid), halves["recv"].get(cid)
-            if send is None or recv is None:
-                have = send or recv
-                assert have is not None
-                other = "recv" if send is not None else "send"
-                reason = f"{have.op.opcode} '{have.op.name}' has no {other} on channel_id={cid} in this computation"
-                report.add_left(comp, have.done, reason)
-                continue
+        channels = set(halves["send"]) | set(halves["recv"])
+        first_done = {
+            cid: min(pos[h.done.name] for h in (*halves["send"].get(cid, []), *halves["recv"].get(cid, [])))
+            for cid in channels
+        }
+        for cid in sorted(channels, key=first_done.__getitem__):
+            sends = sorted(halves["send"].get(cid, []), key=lambda h: pos[h.op.name])
+            recvs = sorted(halves["recv"].get(cid, []), key=lambda h: pos[h.op.name])
+            matched, lone = pair_channel(cid, sends, recvs)
+            for half, reason in sorted(lone, key=lambda hr: pos[hr[0].done.name]):
+                report.add_left(comp, half.done, reason)
+            pairs.extend((cid, send, recv) for send, recv in matched)
+        pairs.sort(key=lambda p: min(pos[p[1].done.name], pos[p[2].done.name]))
+        for _cid, send, recv in pairs:
             if len(send.op.operands) != 2:
-                raise _error(
-                    module, send.op,
-                    f"send '{send.op.name}' must have 2 operands (data, token), it has {len(send.op.operands)}",
+                raise located_error(
+                    send.op, f"send '{send.op.name}' must have 2 operands (data, token), it has {len(send.op.operands)}",
                 )
             if self.options.strict_tokens:
                 _strict_token_checks(module, comp, send.op, send.done, recv.op, recv.done)
-            pairs.append((cid, send, recv))
         return pairs
 
     # -------------------------------------------------------------------- fusing
@@ -255,21 +257,83 @@ class FuseSendRecv(Pass):
             )
 
 
+# ---------------------------------------------------------------------- pairing
+SOURCE_TARGET_PAIRS = "_xla_send_recv_source_target_pairs"
+
+
+def _pairs_key(half: _Half) -> str | None:
+    """The half's ``_xla_send_recv_source_target_pairs`` (the send's or recv's own,
+    else its done's), unquoted and without blanks; None when neither has one."""
+    for instr in (half.op, half.done):
+        text = instr.attr_text("frontend_attributes")
+        if text is None or SOURCE_TARGET_PAIRS not in text:
+            continue
+        for key, value in frontend_items(text, instr):
+            if key == SOURCE_TARGET_PAIRS:
+                return "".join(value.split())
+    return None
+
+
+def pair_channel(
+    cid: int, sends: list[_Half], recvs: list[_Half]
+) -> tuple[list[tuple[_Half, _Half]], list[tuple[_Half, str]]]:
+    """Pair the sends and recvs of one channel of one computation, each list in
+    program order. Returns the pairs, and the halves left alone with the reason.
+
+    - One send and one recv pair unless both carry source-target pairs and
+      these differ.
+    - Otherwise the halves are grouped by their source-target pairs; a group
+      with as many sends as recvs pairs in program order.
+    - A group whose counts differ is ambiguous; when only some halves carry
+      source-target pairs, those without them are ambiguous.
+    """
+    pairs: list[tuple[_Half, _Half]] = []
+    left: list[tuple[_Half, str]] = []
+    keys = {id(h): _pairs_key(h) for h in (*sends, *recvs)}
+
+    def lone(half: _Half, other: str, where: str) -> None:
+        left.append((half, f"{half.op.opcode} '{half.op.name}' has no {other} on channel_id={cid}{where} "
+                           "in this computation"))
+
+    if len(sends) == 1 and len(recvs) == 1:
+        send, recv = sends[0], recvs[0]
+        ks, kr = keys[id(send)], keys[id(recv)]
+        if ks is None or kr is None or ks == kr:
+            return [(send, recv)], []
+        lone(send, "recv", f" with {SOURCE_TARGET_PAIRS}={ks}")
+        lone(recv, "send", f" with {SOURCE_TARGET_PAIRS}={kr}")
+        return [], left
+    if not sends or not recvs:
+        for half in (*sends, *recvs):
+            lone(half, "recv" if half.op.opcode == "send" else "send", "")
+        return [], left
+
+    groups: dict[str | None, tuple[list[_Half], list[_Half]]] = {}
+    for half in sends:
+        groups.setdefault(keys[id(half)], ([], []))[0].append(half)
+    for half in recvs:
+        groups.setdefault(keys[id(half)], ([], []))[1].append(half)
+    mixed = None in groups and len(groups) > 1
+    for key, (gs, gr) in groups.items():
+        if key is None and mixed:
+            for half in (*gs, *gr):
+                left.append((half, f"ambiguous: {half.op.opcode} '{half.op.name}' has no {SOURCE_TARGET_PAIRS} "
+                                   f"while other sends and recvs on channel_id={cid} have them"))
+            continue
+        where = "" if key is None else f" with {SOURCE_TARGET_PAIRS}={key}"
+        if len(gs) == len(gr):
+            pairs.extend(zip(gs, gr, strict=True))
+        elif not gs or not gr:
+            for half in (*gs, *gr):
+                lone(half, "recv" if half.op.opcode == "send" else "send", where)
+        else:
+            for half in (*gs, *gr):
+                left.append((half, f"ambiguous: {len(gs)} sends and {len(gr)} recvs on channel_id={cid}{where} "
+                                   "in this computation"))
+    return pairs, left
+
+
 # ---------------------------------------------------------------------- helpers
-def _error(module: Module, instr: Instruction, message: str) -> PassError:
-    """A PassError located at ``instr`` (file, line, column and source line)."""
-    source_line = None
-    if instr.text is not None:
-        source_line = instr.text.split("\n", 1)[0].rstrip("\r")
-    return PassError(
-        message,
-        filename=module.filename,
-        line=instr.line or None,
-        column=instr.column or None,
-        source_line=source_line,
-    )
-
-
 def _merge_frontend_attributes(instrs: list[Instruction]) -> str | None:
     """The union of the frontend attributes of ``instrs`` printed as XLA does
     (keys sorted, brace-balanced values raw, others quoted and C-escaped).
@@ -300,7 +364,8 @@ def frontend_items(text: str, instr: Instruction | None = None) -> list[tuple[st
     """``{a="x",b={...}}`` -> ``[("a", "x"), ("b", "{...}")]`` with quoted values unescaped."""
     inner = text.strip()
     if not (inner.startswith("{") and inner.endswith("}")):
-        raise PassError(f"malformed frontend_attributes {text!r}", line=instr.line if instr else None)
+        message = f"malformed frontend_attributes {text!r}"
+        raise located_error(instr, message) if instr is not None else PassError(message)
     inner = inner[1:-1].strip()
     if not inner:
         return []
@@ -347,11 +412,11 @@ def _returns_token(instr: Instruction) -> bool:
 def _strict_token_checks(
     module: Module, comp: Computation, s: Instruction, sd: Instruction, r: Instruction, rd: Instruction
 ) -> None:
-    """The seed's four token checks (docs/passes/fuse-send-recv.md, "Strict token mode")."""
+    """Neuron's four token checks (docs/passes/fuse-send-recv.md, "Strict token mode")."""
     shape = parse_shape(rd.shape or "")
     data = shape.tuple_shapes[0] if shape.is_tuple and shape.tuple_shapes else shape
     if data.is_tuple and any(e.is_tuple for e in data.tuple_shapes):
-        raise _error(module, rd, f"{NESTED_TUPLE}: the data of recv-done '{rd.name}' is {rd.shape}")
+        raise located_error(rd, f"{NESTED_TUPLE}: the data of recv-done '{rd.name}' is {rd.shape}")
 
     pair = {s.name, sd.name, r.name, rd.name}
     uses: list[tuple[Instruction, Instruction]] = []  # (user, token output it uses)
@@ -370,13 +435,13 @@ def _strict_token_checks(
         what = f"'{user.name}' uses the token of '{source.name}'"
         if user.opcode == "tuple":
             if not user.is_root:
-                raise _error(module, user, f"{NON_ROOT_TUPLE}: {what}")
+                raise located_error(user, f"{NON_ROOT_TUPLE}: {what}")
         elif user.opcode == "custom-call":
             continue
         elif _returns_token(user):
-            raise _error(module, user, f"{NON_CUSTOM_CALL_TOKEN}: {what} and returns a token ({user.opcode})")
+            raise located_error(user, f"{NON_CUSTOM_CALL_TOKEN}: {what} and returns a token ({user.opcode})")
         else:
-            raise _error(module, user, f"{UNEXPECTED_USER}: {what} ({user.opcode})")
+            raise located_error(user, f"{UNEXPECTED_USER}: {what} ({user.opcode})")
 
 
 # ------------------------------------------------------------------ ordering
@@ -420,4 +485,4 @@ def _restore_order(comp: Computation) -> None:
     comp.set_instructions([instrs[k] for k in order])
 
 
-__all__ = ["FuseSendRecv", "frontend_items"]
+__all__ = ["FuseSendRecv", "FuseSendRecvOptions", "frontend_items", "pair_channel"]

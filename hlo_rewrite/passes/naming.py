@@ -1,4 +1,4 @@
-"""The AwsNeuron collective naming contract (SPEC §3), in one place.
+"""The AwsNeuron collective naming contract (docs/contract.md), in one place.
 
 A converted collective's ``custom_call_target`` is ``base + infix + suffix``:
 
@@ -96,7 +96,7 @@ def parse_target(target: str) -> tuple[str, str | None, str] | None:
 
 
 # ------------------------------------------------------------- backend_config
-#: keys of the backend_config a converted collective carries (SPEC §3)
+#: keys of the backend_config a converted collective carries (docs/contract.md)
 COMMON_KEYS: frozenset[str] = frozenset({"replica_groups", "channel_id", "use_global_device_ids", "constrain_layout"})
 OPTIONAL_KEYS: frozenset[str] = frozenset({"original_backend_config"})
 
