@@ -371,7 +371,7 @@ def _target(plan: OutputPlan, path: str, output_format: str | None) -> Target:
     if plan.mode is OutputMode.STDOUT:
         return Target(output_format=output_format, compress=False)
     dest = plan.destination(path)
-    return Target(output_format=output_format or formats.format_for_destination(dest),
+    return Target(output_format=output_format, named_format=formats.format_for_destination(dest),
                   compress=formats.wants_gzip(dest))
 
 

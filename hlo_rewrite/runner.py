@@ -48,11 +48,14 @@ class Job:
 
 @dataclass(frozen=True)
 class Target:
-    """How one input's output is encoded: a format (``formats.OUTPUT_FORMATS``; None: HLO text,
-    or a torch_xla dump for one; ``keep_format``: the input's own) and gzip (None: as the
-    input), or ``encode=False`` when nothing is written (``--check``, ``--diff``)."""
+    """How one input's output is encoded: a format (``formats.OUTPUT_FORMATS``) asked for
+    (``output_format``) or named by the destination (``named_format``: not for a torch_xla
+    dump, which stays one), else HLO text (or the torch_xla dump); ``keep_format``: the
+    input's own. gzip: ``compress`` (None: as the input). ``encode=False`` when nothing is
+    written (``--check``, ``--diff``)."""
 
     output_format: str | None = None
+    named_format: str | None = None
     compress: bool | None = None
     keep_format: bool = False
     encode: bool = True
@@ -181,7 +184,9 @@ def process_data(name: str, path: str, data: bytes | None, job: Job, target: Tar
             res.changed = not doc.unchanged(outputs)
         if res.changed and doc.format == formats.TORCH_XLA:
             res.changed_parts = [u.label for u, out in zip(doc.units, outputs, strict=True) if out != u.text]
-        fmt = doc.format if target.keep_format else target.output_format or formats.default_output_format(doc.format)
+        named = target.named_format if doc.format != formats.TORCH_XLA else None
+        fmt = doc.format if target.keep_format else (target.output_format or named
+                                                      or formats.default_output_format(doc.format))
         gzip = doc.compressed if target.compress is None else target.compress
         if target.encode and (fmt != formats.default_output_format(doc.format) or gzip):
             res.output_data = doc.encode(outputs, output_format=fmt, compress=gzip)

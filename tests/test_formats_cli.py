@@ -119,6 +119,11 @@ def test_torch_xla_dump_each_graph_like_its_plain_file(tmp_path):
     r = run([src, "--check"])
     assert r.exit_code == 1
     assert f"would rewrite {src} (graph 1 [SyncTensorsGraph.0], graph 4 [SyncTensorsGraph.3])" in r.stderr
+    r = run([src, "-o", tmp_path / "dump.pb"])  # a name says nothing of a torch_xla dump: it stays one
+    assert r.exit_code == 0 and (tmp_path / "dump.pb").read_text() == out
+    assert run([src, "--output-format", "hlo"]).stdout == out  # its graphs are HLO text already
+    r = run([src, "--output-format", "proto"])  # asked for plainly: refused
+    assert r.exit_code == 3 and "a torch_xla dump is written back as a torch_xla dump" in r.stderr
 
 
 def test_torch_xla_dump_error_is_at_its_line_in_the_whole_file(tmp_path):

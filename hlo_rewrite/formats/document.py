@@ -109,7 +109,7 @@ class Document:
 
     def _serialize(self, outputs: list[str], fmt: str) -> bytes:
         if self.format == TORCH_XLA:
-            if fmt != TORCH_XLA:
+            if fmt not in (TORCH_XLA, HLO):  # its graphs are HLO text already
                 raise FormatError(f"a torch_xla dump is written back as a torch_xla dump, not as {fmt}",
                                   filename=self.name)
             return self.rebuild_text(outputs).encode("utf-8")
