@@ -93,42 +93,55 @@ def _complete_passes(_ctx: click.Context, _param: click.Parameter, incomplete: s
 
 
 class Interrupted(BaseException):
-    """SIGINT (Ctrl-C): unwinds the run, removing temporary files, and exits 130."""
+    """SIGINT (Ctrl-C) or SIGTERM: unwinds the run, removing temporary files, and exits 130 or 143."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise Interrupted
+def _interrupt(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+#: the signals that stop a run cleanly, with what the command says and its exit code
+_STOP_SIGNALS = {
+    signal.SIGINT: ("interrupted", ExitCode.INTERRUPTED),
+    signal.SIGTERM: ("terminated", ExitCode.TERMINATED),
+}
 
 
 class _Command(click.Command):
     """The command, with what every run needs whatever happens inside it: the raw arguments
-    (for the bug-report line), Ctrl-C as exit 130, and a standard output that cannot be written
-    (a full disk) as one line and exit 4, also for ``--help``, ``--version``, ``--list-passes``."""
+    (for the bug-report line), Ctrl-C and SIGTERM as exit 130 and 143 with no file left
+    half-written, and a standard output that cannot be written (a full disk) as one line and
+    exit 4, also for ``--help``, ``--version``, ``--list-passes``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["hlo_rewrite.argv"] = list(args)
         return super().parse_args(ctx, args)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
-        previous = None
-        with contextlib.suppress(ValueError):  # not the main thread: leave SIGINT alone
-            previous = signal.signal(signal.SIGINT, _interrupt)
+        previous: dict[signal.Signals, Any] = {}
+        with contextlib.suppress(ValueError):  # not the main thread: leave the signals alone
+            for stop in _STOP_SIGNALS:
+                previous[stop] = signal.signal(stop, _interrupt)
         try:
             try:
                 return super().main(*args, standalone_mode=standalone_mode, **kwargs)  # type: ignore[call-overload]
             finally:
                 flush_stdout()
-        except Interrupted:
-            sys.stderr.write("hlo-rewrite: interrupted\n")
-            code: int = ExitCode.INTERRUPTED
+        except Interrupted as exc:
+            word, code = _STOP_SIGNALS[signal.Signals(exc.signum)]
+            sys.stderr.write(f"hlo-rewrite: {word}\n")
         except (StdoutError, OSError) as exc:
             silence_stdout()
             message = str(exc) if isinstance(exc, StdoutError) else StdoutError(exc).args[0]
             sys.stderr.write(message + "\n")
             code = ExitCode.IO
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+            for stop, handler in previous.items():
+                signal.signal(stop, handler)
         if standalone_mode:
             sys.exit(int(code))
         raise click.exceptions.Exit(int(code))

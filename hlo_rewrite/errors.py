@@ -26,6 +26,7 @@ class ExitCode(enum.IntEnum):
     IO = 4
     INTERNAL = 5
     INTERRUPTED = 130
+    TERMINATED = 143
 
     @property
     def meaning(self) -> str:
@@ -51,11 +52,12 @@ _MEANINGS = {
     ExitCode.IO: "I/O error (a file could not be read or written)",
     ExitCode.INTERNAL: "internal error (a bug in hlo-rewrite; safe-mode mismatch)",
     ExitCode.INTERRUPTED: "interrupted (SIGINT, Ctrl-C); no output is left half-written",
+    ExitCode.TERMINATED: "terminated (SIGTERM); no output is left half-written",
 }
 
 #: from best to worst
 _SEVERITY = [ExitCode.OK, ExitCode.CHANGED, ExitCode.INVALID_INPUT, ExitCode.IO, ExitCode.INTERNAL,
-             ExitCode.USAGE, ExitCode.INTERRUPTED]
+             ExitCode.USAGE, ExitCode.INTERRUPTED, ExitCode.TERMINATED]
 
 
 class HloError(Exception):

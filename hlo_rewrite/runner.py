@@ -215,9 +215,11 @@ def process_path(path: str, job: Job, target: Target = Target(), *, walked: bool
     return process_data(path, path, None, job, target, walked=walked)
 
 
-def _ignore_sigint() -> None:
-    """In a worker process: Ctrl-C is the main process's to handle (it stops the workers)."""
+def _worker_signals() -> None:
+    """In a worker process: Ctrl-C is the main process's to handle, and SIGTERM (how the main
+    process stops its workers) ends the worker at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
@@ -236,7 +238,7 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_signals)
     finished = False
     try:
         futures = [pool.submit(process_path, i.path, job, i.target, walked=i.walked) for i in inputs]

@@ -248,8 +248,12 @@ def _big_module(n: int) -> str:
                       body + f"  ROOT %ar = f32[8]{{0}} all-reduce(f32[8]{{0}} %n{n - 1})")
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_interrupt_at_any_moment_leaves_whole_files_and_no_temporaries(tmp_path, jobs):
+@pytest.mark.parametrize(("jobs", "signum", "code", "word"), [
+    ("1", signal.SIGINT, 130, b"interrupted"),
+    ("2", signal.SIGINT, 130, b"interrupted"),
+    ("2", signal.SIGTERM, 143, b"terminated"),
+])
+def test_interrupt_at_any_moment_leaves_whole_files_and_no_temporaries(tmp_path, jobs, signum, code, word):
     big = _big_module(10_000)  # about 0.5 MB
     ref = hlo("--passes", CONVERT, input=big.encode())
     assert ref.returncode == 0
@@ -262,23 +266,23 @@ def test_interrupt_at_any_moment_leaves_whole_files_and_no_temporaries(tmp_path,
     t0 = time.monotonic()
     assert hlo("--version").returncode == 0
     startup = time.monotonic() - t0  # Ctrl-C before the command has started is Python's own
-    for delay in (0.2, 0.6, 1.2, 2.0):
+    for delay in (0.2, 0.8, 1.8):
         p = subprocess.Popen([str(EXE), "--passes", CONVERT, "-j", jobs, "-o", str(outs), *map(str, inputs)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
         time.sleep(startup + delay)
-        p.send_signal(signal.SIGINT)
+        p.send_signal(signum)
         _o, err = p.communicate(timeout=120)
         codes.add(p.returncode)
-        assert p.returncode in (0, 130), err
+        assert p.returncode in (0, code), err
         assert b"Traceback" not in err and b"Aborted" not in err
-        if p.returncode == 130:
-            assert err.endswith(b"hlo-rewrite: interrupted\n")
+        if p.returncode == code:
+            assert err.endswith(b"hlo-rewrite: " + word + b"\n")
         assert no_temporaries(tmp_path)
         for f in outs.iterdir():
             assert f.read_bytes() in (ref.stdout, b"old"), f
         for f in inputs:
             assert f.read_text() == big
-    assert 130 in codes
+    assert code in codes
 
 
 # --------------------------------------------------------------------------- 7. usage errors

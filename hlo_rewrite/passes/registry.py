@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import HloError
+from ..errors import ExitCode, HloError
 from .base import OptionInfo, Pass, Scope, option_infos
 
 #: the built-in passes: name -> "module:Class" inside hlo_rewrite.passes (one line each)
@@ -48,7 +48,7 @@ class PluginError(HloError):
     """A plugin pass that cannot be used: it does not import, is not a Pass, or
     declares itself wrongly. The command line treats it as a usage error."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 def _builtin(ref: str) -> Callable[[], type[Pass]]:
