@@ -303,3 +303,16 @@ def test_without_the_extra_one_line_says_what_to_install(monkeypatch):
         doc.encode([rewrite(ALLREDUCE_MODULE)], output_format=formats.STABLEHLO)
     # plain text needs nothing from jaxlib
     assert doc.encode([ALLREDUCE_MODULE]) == ALLREDUCE_MODULE.encode()
+
+
+def test_docs_formats_python_examples_run():
+    """The python blocks of docs/formats.md run as written."""
+    import re
+
+    from conftest import REPO
+
+    doc = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```$", doc, re.S | re.M)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/formats.md", "exec"), {})
