@@ -20,10 +20,9 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
-from . import __version__
+from . import __version__, formats
 from .config import ConfigError, find_config, search_start
 from .errors import ExitCode, HloError, HloIOError
-from .io import read_input
 from .outputs import (
     OutputMode,
     OutputPlan,
@@ -45,7 +44,7 @@ from .passflags import apply_toggles as _apply_toggles
 from .pipeline import parse_pass_list
 from .report import ErrorInfo, FileResult, build_report, report_json, worst_exit_code
 from .reporter import ColorChoice, Reporter, isatty, use_color
-from .runner import Job, internal_error, iter_results
+from .runner import Input, Job, Target, internal_error, iter_results
 
 #: show a progress bar from this many files on (when stderr is a terminal)
 PROGRESS_MIN_FILES = 8
@@ -157,9 +156,20 @@ class _Command(click.Command):
 @click.option("-o", "--output", metavar="PATH", type=click.Path(allow_dash=True),
               help="Write the result to this file ('-', the default, is standard output); with several "
                    "inputs, into this existing directory (or a path ending in '/', created if missing), "
-                   "each output named after its input.")
+                   "each output named after its input; with a directory as input, the tree mirrored "
+                   "under this directory (created if missing).")
 @click.option("-i", "--in-place", is_flag=True,
-              help="Rewrite each input file in place, atomically, and only if its content changes.")
+              help="Rewrite each input file in place, atomically, and only if its content changes; "
+                   "each file keeps its format and compression.")
+@click.option("--output-format", type=click.Choice(formats.OUTPUT_FORMATS),
+              help="Write HLO text, a binary HloModuleProto, its text format, or StableHLO (the last three "
+                   "need the [xla] extra). Default: HLO text, or what the output file's name says "
+                   "(.pb, .pbtxt, .mlir); see docs/formats.md.")
+@click.option("--include", "include", metavar="GLOB", multiple=True,
+              help="In a directory, read only the files matching GLOB (a file name, or with '/' a path "
+                   "under the directory); repeatable.")
+@click.option("--exclude", "exclude", metavar="GLOB", multiple=True,
+              help="In a directory, leave out the files matching GLOB; repeatable.")
 @click.option("--passes", "passes", metavar="LIST", callback=_parse_passes, shell_complete=_complete_passes,
               help="Comma-separated passes to run in this order instead of the default pipeline; "
                    "'none' only parses and prints.")
@@ -201,7 +211,8 @@ class _Command(click.Command):
 def main(ctx: click.Context, **params: Any) -> None:
     """Rewrite XLA HLO modules for AWS Neuron.
 
-    Reads each IN (a file; '-' or no IN reads standard input), runs the passes
+    Reads each IN (a file or a directory tree; '-' or no IN reads standard input;
+    gzip, torch_xla dumps, protos and StableHLO too: docs/formats.md), runs the passes
     (default: fuse-reduce-scatter, fuse-send-recv,
     convert-collectives-to-custom-call) and writes the HLO text back. Lines no
     pass touches come out byte for byte. Only HLO (or, with --diff, the diff)
@@ -221,14 +232,21 @@ def main(ctx: click.Context, **params: Any) -> None:
     if not params["no_config"]:
         _apply_config(ctx, params, paths, reporter)
         reporter.color_choice = ColorChoice(params["color"])
+    if params["in_place"] and params["output_format"]:
+        raise click.UsageError("-i/--in-place keeps each file's format; drop --output-format")
+    files, outnames, walked = _expand_directories(paths, params["include"], params["exclude"], params["output"])
     try:
-        plan = plan_outputs(paths, output=params["output"], in_place=params["in_place"],
-                            check=params["check"], diff=params["show_diff"])
+        plan = plan_outputs(files, output=params["output"], in_place=params["in_place"],
+                            check=params["check"], diff=params["show_diff"], names=outnames,
+                            from_directory=bool(walked) or len(files) != len(paths))
     except UsageProblem as exc:
         raise click.UsageError(str(exc)) from None
+    if plan.mode is OutputMode.STDOUT and params["output_format"] == formats.PROTO and len(files) > 1:
+        raise click.UsageError("--output-format proto writes one binary module: name one input, or -o DIR")
+    inputs = [Input(f, _target(plan, f, params["output_format"]), walked=f in walked) for f in files]
     report_path = params["report_path"]
     if report_path is not None:
-        _check_report_path(report_path, paths, plan)
+        _check_report_path(report_path, files, plan)
     names = apply_toggles(
         params["passes"] if params["passes"] is not None else list(DEFAULT_PIPELINE),
         {key: params[key] for key in FLAGS.toggles},
@@ -245,7 +263,13 @@ def main(ctx: click.Context, **params: Any) -> None:
         keep_input=plan.mode is OutputMode.DIFF,
     )
 
-    results = _run(paths, job, jobs, plan, reporter, check=params["check"])
+    results = _run(inputs, job, jobs, plan, reporter, check=params["check"])
+    skipped = [r for r in results if r.skipped]
+    results = [r for r in results if not r.skipped]
+    reporter.skipped(skipped)
+    directories = [p for p in paths if p != "-" and os.path.isdir(p)]
+    if directories and not results:
+        reporter.warning("no HLO file found in " + ", ".join(directories))
 
     exit_code = worst_exit_code(r.exit_code for r in results)
     reporter.left_alone(results)
@@ -326,6 +350,44 @@ def _apply_config(ctx: click.Context, params: dict[str, Any], paths: Sequence[st
         params[name] = converted
 
 
+def _expand_directories(paths: Sequence[str], include: Sequence[str], exclude: Sequence[str],
+                        output: str | None) -> tuple[list[str], list[str], set[str]]:
+    """Each directory among ``paths`` replaced by the files of its tree (docs/formats.md).
+
+    Returns the files, each one's output name under an output directory (its path under the
+    directory it was found in; under the directory's own name too when there are several
+    inputs), and the files found in directories (those that are not HLO are skipped).
+    """
+    files: list[str] = []
+    names: list[str] = []
+    walked: set[str] = set()
+    skip = [output] if output not in (None, "-") else []
+    for p in paths:
+        if p == "-" or not os.path.isdir(p):
+            files.append(p)
+            names.append(os.path.basename(p))
+            continue
+        prefix = "" if len(paths) == 1 else os.path.basename(os.path.normpath(os.path.abspath(p))) + "/"
+        for entry in formats.walk(p, include, exclude, skip=skip):
+            files.append(entry.path)
+            names.append(prefix + entry.relpath)
+            walked.add(entry.path)
+    return files, names, walked
+
+
+def _target(plan: OutputPlan, path: str, output_format: str | None) -> Target:
+    """How the output of ``path`` is encoded, from the options and its destination's name."""
+    if plan.mode in (OutputMode.CHECK, OutputMode.DIFF):
+        return Target(encode=False)
+    if plan.mode is OutputMode.IN_PLACE:
+        return Target(keep_format=True)
+    if plan.mode is OutputMode.STDOUT:
+        return Target(output_format=output_format, compress=False)
+    dest = plan.destination(path)
+    return Target(output_format=output_format, named_format=formats.format_for_destination(dest),
+                  compress=formats.wants_gzip(dest))
+
+
 def _check_pass_options(names: Sequence[str], options: PassOptions) -> None:
     """Build every pass's options before any file is read: a value a pass refuses is a usage error."""
     for name in dict.fromkeys(names):
@@ -358,22 +420,22 @@ def _is_stdout(path: str) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def _run(paths: Sequence[str], job: Job, jobs: int, plan: OutputPlan, reporter: Reporter, *,
+def _run(inputs: Sequence[Input], job: Job, jobs: int, plan: OutputPlan, reporter: Reporter, *,
          check: bool) -> list[FileResult]:
     """Process every input and deliver each output in input order; the results, in input order."""
     results: list[FileResult] = []
     writer = _Writer(plan, reporter)
-    stdin_text: str | None = None
-    if paths == ["-"]:
+    stdin_data: bytes | None = None
+    if [i.path for i in inputs] == ["-"]:
         try:
-            _name, stdin_text = read_input("-")
+            stdin_data = formats.read_bytes("-")
         except HloError as exc:
             res = FileResult(name="<stdin>", path="-")
             res.errors.append(ErrorInfo.from_hlo_error(exc.with_filename("<stdin>")))
             writer.handle(res)
             return [res]
-    show_progress = not reporter.quiet and len(paths) >= PROGRESS_MIN_FILES and isatty(sys.stderr)
-    with contextlib.closing(iter_results(paths, job, jobs, stdin_text)) as iterator:
+    show_progress = not reporter.quiet and len(inputs) >= PROGRESS_MIN_FILES and isatty(sys.stderr)
+    with contextlib.closing(iter_results(inputs, job, jobs, stdin_data)) as iterator:
         if not show_progress:
             for res in iterator:
                 res.check = check
@@ -386,7 +448,7 @@ def _run(paths: Sequence[str], job: Job, jobs: int, plan: OutputPlan, reporter: 
         console = Console(file=sys.stderr, no_color=not reporter.color)
         with Progress(TextColumn("hlo-rewrite"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, redirect_stdout=False, redirect_stderr=True, transient=True) as progress:
-            task = progress.add_task("files", total=len(paths))
+            task = progress.add_task("files", total=len(inputs))
             for res in iterator:
                 res.check = check
                 results.append(res)
@@ -406,6 +468,8 @@ class _Writer:
         self._dir_ready = False
 
     def handle(self, res: FileResult) -> None:
+        if res.skipped:
+            return
         for err in res.errors:
             self.reporter.error(err)
         if not res.errors:
@@ -420,6 +484,7 @@ class _Writer:
         self.reporter.file_done(res, self.plan.mode)
         res.output_text = None  # only the reports are needed from now on
         res.input_text = None
+        res.output_data = None
 
     def _failed(self, res: FileResult, info: ErrorInfo) -> None:
         res.errors.append(info)
@@ -439,7 +504,10 @@ class _Writer:
                 self.stdout.write(color_diff(diff) if self.diff_color else diff)
             return
         if mode is OutputMode.STDOUT:
-            self.stdout.write_module(text)
+            if res.output_data is not None:
+                self.stdout.write_data(res.output_data)
+            else:
+                self.stdout.write_module(text)
             res.written = True
             return
         if mode is OutputMode.IN_PLACE and not res.changed:
@@ -449,7 +517,9 @@ class _Writer:
             ensure_directory(self.plan.target)
             self._dir_ready = True
         assert res.destination is not None
-        write_file(res.destination, text)
+        if mode is OutputMode.DIR:
+            ensure_directory(os.path.dirname(res.destination))  # a file found deeper in a tree
+        write_file(res.destination, res.output_data if res.output_data is not None else text)
         res.written = True
 
 

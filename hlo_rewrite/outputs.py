@@ -27,7 +27,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import HloIOError
 
@@ -58,6 +58,9 @@ class OutputPlan:
     target: str | None = None
     #: DIR: the directory does not exist yet and is created on the first write
     create_dir: bool = False
+    #: DIR: each input's output name under ``target`` (a relative path for a file found in a
+    #: directory), where it is not the input's base name
+    names: dict[str, str] = field(default_factory=dict)
 
     def destination(self, path: str) -> str | None:
         """Where the output of input ``path`` goes: a file path, ``-``, or None (``--check``)."""
@@ -70,7 +73,7 @@ class OutputPlan:
         assert self.target is not None
         if self.mode is OutputMode.FILE:
             return self.target
-        return os.path.join(self.target, os.path.basename(path))
+        return os.path.join(self.target, *self.names.get(path, os.path.basename(path)).split("/"))
 
     def files(self, paths: Sequence[str]) -> list[str]:
         """Every file this plan may write for ``paths``."""
@@ -83,8 +86,13 @@ class OutputPlan:
 
 
 def plan_outputs(paths: Sequence[str], *, output: str | None, in_place: bool, check: bool,
-                 diff: bool) -> OutputPlan:
-    """Decide where outputs go; raise :class:`UsageProblem` for options that do not fit."""
+                 diff: bool, names: Sequence[str] | None = None, from_directory: bool = False) -> OutputPlan:
+    """Decide where outputs go; raise :class:`UsageProblem` for options that do not fit.
+
+    ``names`` are the outputs' names under an output directory (default: the inputs' base
+    names); ``from_directory`` says a directory was named as input, so ``-o`` names a
+    directory (created if missing) even for one file found there.
+    """
     if in_place and "-" in paths:
         raise UsageProblem("-i/--in-place needs input files, not standard input")
     if in_place and output is not None:
@@ -100,7 +108,7 @@ def plan_outputs(paths: Sequence[str], *, output: str | None, in_place: bool, ch
     if output is None or output == "-":
         return OutputPlan(OutputMode.STDOUT)
     is_dir = os.path.isdir(output)
-    names_dir = output.endswith(("/", os.sep))
+    names_dir = output.endswith(("/", os.sep)) or from_directory
     if len(paths) > 1 or is_dir or names_dir:
         if paths == ["-"]:
             raise UsageProblem(f"-o {output}: standard input needs an output file, not a directory")
@@ -111,11 +119,12 @@ def plan_outputs(paths: Sequence[str], *, output: str | None, in_place: bool, ch
                 f"-o {output}: with several inputs -o names an existing directory "
                 f"(write '{output}/' to have it created)"
             )
-        basenames = [os.path.basename(p) for p in paths]
-        dups = sorted({b for b in basenames if basenames.count(b) > 1})
+        outnames = list(names) if names is not None else [os.path.basename(p) for p in paths]
+        dups = sorted({b for b in outnames if outnames.count(b) > 1})
         if dups:
             raise UsageProblem(f"-o {output}: several inputs have the same name: {', '.join(dups)}")
-        return OutputPlan(OutputMode.DIR, output, create_dir=not is_dir)
+        renamed = {p: n for p, n in zip(paths, outnames, strict=True) if n != os.path.basename(p)}
+        return OutputPlan(OutputMode.DIR, output, create_dir=not is_dir, names=renamed)
     return OutputPlan(OutputMode.FILE, output)
 
 
@@ -146,8 +155,14 @@ def _pieces(text: str) -> Iterator[bytes]:
         yield text[start : start + _PIECE].encode("utf-8")
 
 
-def _write_all(fd: int, text: str) -> None:
-    for piece in _pieces(text):
+def _byte_pieces(data: bytes) -> Iterator[memoryview]:
+    view = memoryview(data)
+    for start in range(0, max(len(data), 1), _PIECE):
+        yield view[start : start + _PIECE]
+
+
+def _write_all(fd: int, text: str | bytes) -> None:
+    for piece in _pieces(text) if isinstance(text, str) else _byte_pieces(text):
         view = memoryview(piece)
         while view:
             n = os.write(fd, view)
@@ -179,8 +194,9 @@ def ensure_directory(path: str) -> None:
         raise _io_error(path, exc, "cannot create output directory") from None
 
 
-def write_file(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` without harming what is there (module docstring)."""
+def write_file(path: str, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8; or bytes as they are) to ``path`` without harming what is there
+    (module docstring)."""
     target = os.path.realpath(path)  # a symbolic link is followed; the link itself stays
     try:
         st: os.stat_result | None = os.stat(target)
@@ -196,7 +212,7 @@ def write_file(path: str, text: str) -> None:
     _replace_atomically(path, target, text, st)
 
 
-def _write_through(path: str, target: str, text: str) -> None:
+def _write_through(path: str, target: str, text: str | bytes) -> None:
     """A device, FIFO or the like: open it and write, as ``cat > target`` would."""
     try:
         fd = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
@@ -210,7 +226,7 @@ def _write_through(path: str, target: str, text: str) -> None:
         os.close(fd)
 
 
-def _replace_atomically(path: str, target: str, text: str, st: os.stat_result | None) -> None:
+def _replace_atomically(path: str, target: str, text: str | bytes, st: os.stat_result | None) -> None:
     directory = os.path.dirname(target)
     tmp: str | None = None
     try:
@@ -310,6 +326,19 @@ class Stdout:
         except BrokenPipeError:
             self.closed = True
             silence_stdout()
+
+    def write_data(self, data: bytes) -> None:
+        """Bytes as they are (a proto, gzip: ``--output-format``), for one input only."""
+        if not data or self.closed:
+            return
+        try:
+            for piece in _byte_pieces(data):
+                write_stdout_bytes(bytes(piece))
+            flush_stdout()
+        except BrokenPipeError:
+            self.closed = True
+            silence_stdout()
+        self.count += 1
 
     def write_module(self, text: str) -> None:
         """One module; several are separated like ``--split-input-file`` chunks."""

@@ -102,6 +102,12 @@ class FileResult:
     destination: str | None = None  # where the output went ("-", a path), set by the writer
     written: bool = False
     check: bool = False  # run under --check: a file that would change is exit code 1
+    #: the bytes to write when they are not ``output_text`` in UTF-8 (gzip, a proto, ...: docs/formats.md)
+    output_data: bytes | None = None
+    #: found in a directory and not HLO: nothing done, counted (docs/formats.md)
+    skipped: bool = False
+    #: the parts of a many-module file that changed (torch_xla graphs), for --check
+    changed_parts: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:

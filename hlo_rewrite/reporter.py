@@ -236,16 +236,26 @@ class Reporter:
         if res.errors:
             self.detail(f"{res.name}: failed (exit code {int(res.exit_code)}), nothing written")
             return
+        parts = f" ({', '.join(res.changed_parts)})" if res.changed_parts else ""
         if mode is OutputMode.CHECK and res.changed:
-            self.note(f"would rewrite {res.name}")
+            self.note(f"would rewrite {res.name}{parts}")
         elif mode is OutputMode.IN_PLACE and res.changed:
-            self.note(f"rewrote {res.name}")
+            self.note(f"rewrote {res.name}{parts}")
         if self.verbose:
             rewritten = sum(len(r.rewritten) for m in res.modules for r in m.reports)
             left = sum(len(r.left) for m in res.modules for r in m.reports)
             secs = sum(v for m in res.modules for v in m.seconds.values())
             state = "changed" if res.changed else "unchanged"
             self.detail(f"{res.name}: {state}; {rewritten} rewritten, {left} left alone ({secs * 1000:.1f} ms)")
+
+    def skipped(self, results: Sequence[FileResult]) -> None:
+        """Files found in a directory that are not HLO: one line counting them; with ``-v`` each."""
+        for res in results:
+            self.detail(f"{res.name}: skipped, not HLO")
+        if results:
+            n = len(results)
+            self.note(f"skipped {n} file{'s' if n != 1 else ''} that {'are' if n != 1 else 'is'} not HLO"
+                      + ("" if self.verbose else " (-v names them)"))
 
     def left_alone(self, results: Sequence[FileResult]) -> None:
         """One warning line about instructions left alone; one line each with ``-v``."""

@@ -1,6 +1,10 @@
 """The work per input: read, parse (each ``--split-input-file`` chunk on its own), run the
 passes, print, and in safe mode check the output.
 
+An input may be any format ``formats/`` reads (gzip, a torch_xla dump, a proto, StableHLO):
+:func:`process_data` rewrites each HLO module in it and, when the output is not the plain
+text, encodes it as its :class:`Target` says (docs/formats.md).
+
 :func:`process_path` / :func:`process_text` return a :class:`~hlo_rewrite.report.FileResult`
 and never raise, so one bad file never stops the others, and they run the same in this process
 and in ``--jobs`` worker processes (:func:`iter_results`). Writing the outputs is the command
@@ -16,8 +20,9 @@ import traceback
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
+from . import formats
 from .errors import ExitCode, HloError, HloInternalError, clarified
-from .io import read_input
+from .io import check_not_foreign
 from .passes import PassOptions
 from .pipeline import run_passes
 from .printer import print_module
@@ -39,6 +44,31 @@ class Job:
     safe: bool = False
     split: bool = False
     keep_input: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """How one input's output is encoded: a format (``formats.OUTPUT_FORMATS``) asked for
+    (``output_format``) or named by the destination (``named_format``: not for a torch_xla
+    dump, which stays one), else HLO text (or the torch_xla dump); ``keep_format``: the
+    input's own. gzip: ``compress`` (None: as the input). ``encode=False`` when nothing is
+    written (``--check``, ``--diff``)."""
+
+    output_format: str | None = None
+    named_format: str | None = None
+    compress: bool | None = None
+    keep_format: bool = False
+    encode: bool = True
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input file: its path, how its output is encoded, and whether it was found in a
+    directory (then a file that is not HLO is skipped rather than an error)."""
+
+    path: str
+    target: Target = Target()
+    walked: bool = False
 
 
 def internal_error(exc: BaseException, filename: str) -> ErrorInfo:
@@ -122,20 +152,67 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
     return res
 
 
-def process_path(path: str, job: Job) -> FileResult:
-    """Read and rewrite one input file; never raises."""
+def process_data(name: str, path: str, data: bytes | None, job: Job, target: Target = Target(), *,
+                 walked: bool = False) -> FileResult:
+    """Rewrite the bytes of one input (read from ``path`` when ``data`` is None), in whatever
+    format they are; never raises."""
+    res = FileResult(name=name, path=path)
     try:
-        name, text = read_input(path)
+        if data is None:
+            data = formats.read_bytes(path)
+        doc = formats.from_bytes(data, name, fallback=None)
+        if doc is None:
+            if walked:
+                res.skipped = True
+                return res
+            check_not_foreign(formats.contents(data, name), name)  # says what clearly foreign data looks like
+            doc = formats.from_bytes(data, name)  # read as HLO text: the reader says what is wrong
+        del data  # the document holds what it needs: the text is not held twice
+        assert doc is not None
+        if doc.format == formats.HLO:
+            res = process_text(name, path, doc.text, job)
+            if res.errors:
+                return res
+            assert res.output_text is not None
+            outputs = [res.output_text]
+        else:
+            outputs = _process_units(doc, res, job)
+            if res.errors:
+                return res
+            res.input_text = doc.text if job.keep_input else None
+            res.output_text = doc.rebuild_text(outputs)
+            res.changed = not doc.unchanged(outputs)
+        if res.changed and doc.format == formats.TORCH_XLA:
+            res.changed_parts = [u.label for u, out in zip(doc.units, outputs, strict=True) if out != u.text]
+        named = target.named_format if doc.format != formats.TORCH_XLA else None
+        fmt = doc.format if target.keep_format else (target.output_format or named
+                                                      or formats.default_output_format(doc.format))
+        gzip = doc.compressed if target.compress is None else target.compress
+        if target.encode and (fmt != formats.default_output_format(doc.format) or gzip):
+            res.output_data = doc.encode(outputs, output_format=fmt, compress=gzip)
+    except HloInternalError as exc:
+        res.errors.append(internal_error(exc, name))
     except HloError as exc:
-        res = FileResult(name=path, path=path)
-        res.errors.append(ErrorInfo.from_hlo_error(exc.with_filename(path)))
-        return res
-    except Exception as exc:  # noqa: BLE001
-        res = FileResult(name=path, path=path)
-        res.errors.append(internal_error(exc, path))
-        return res
-    return process_text(name, path, text, job)
+        res.errors.append(ErrorInfo.from_hlo_error(exc.with_filename(name)))
+    except Exception as exc:  # noqa: BLE001 - any other exception is a bug: report it, never crash
+        res.errors.append(internal_error(exc, name))
+    return res
 
+
+def _process_units(doc: formats.Document, res: FileResult, job: Job) -> list[str]:
+    """Rewrite each module of a torch_xla dump or converted proto/StableHLO input."""
+    outputs: list[str] = []
+    for i, unit in enumerate(doc.units):
+        out, mod = process_module(unit.text, doc.name, job, i, unit.line_offset)
+        res.modules.append(mod)
+        outputs.append(out if out is not None else unit.text)
+    res.errors = [m.error for m in res.modules if m.error is not None]
+    return outputs
+
+
+def process_path(path: str, job: Job, target: Target = Target(), *, walked: bool = False) -> FileResult:
+    """Read and rewrite one input file; never raises."""
+    return process_data(path, path, None, job, target, walked=walked)
 
 
 def _worker_signals() -> None:
@@ -145,32 +222,32 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def iter_results(paths: Sequence[str], job: Job, jobs: int, stdin_text: str | None
+def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
                  ) -> Generator[FileResult, None, None]:
     """Results in input order, computed here or in ``jobs`` worker processes.
 
     Closing the iterator early (an interrupt, a full standard output) cancels the files not
     started yet.
     """
-    if stdin_text is not None:
-        yield process_text("<stdin>", "-", stdin_text, job)
+    if stdin_data is not None:
+        yield process_data("<stdin>", "-", stdin_data, job, inputs[0].target if inputs else Target())
         return
-    if jobs <= 1 or len(paths) <= 1:
-        for p in paths:
-            yield process_path(p, job)
+    if jobs <= 1 or len(inputs) <= 1:
+        for i in inputs:
+            yield process_path(i.path, job, i.target, walked=i.walked)
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(paths)), initializer=_worker_signals)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_signals)
     finished = False
     try:
-        futures = [pool.submit(process_path, p, job) for p in paths]
-        for p, fut in zip(paths, futures, strict=True):
+        futures = [pool.submit(process_path, i.path, job, i.target, walked=i.walked) for i in inputs]
+        for i, fut in zip(inputs, futures, strict=True):
             try:
                 yield fut.result()
             except Exception as exc:  # noqa: BLE001 - a worker died: that file failed, the rest go on
-                res = FileResult(name=p, path=p)
-                res.errors.append(internal_error(exc, p))
+                res = FileResult(name=i.path, path=i.path)
+                res.errors.append(internal_error(exc, i.path))
                 yield res
         finished = True
     finally:

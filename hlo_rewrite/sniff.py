@@ -67,12 +67,12 @@ def describe_foreign(data: bytes, path: str = "-") -> str | None:
                 hint = f"decompress it first: {source} | hlo-rewrite -"
             return f"this is {what}, not HLO text; {hint}"
     if _looks_like_protobuf(head):
-        return ("this looks like a serialized protocol buffer (an HloModuleProto or HloProto?), "
-                "not HLO text; print it as text first")
+        return ("this looks like a serialized protocol buffer, but not an HloModuleProto or HloProto "
+                "(docs/formats.md); print the module as HLO text first")
     text = _skip_comments(head)
     if text.startswith(b"HloModule"):
         return None
     if _MLIR.match(text):
-        return ("this looks like MLIR (StableHLO or MHLO) text, not HLO text; print the module as "
-                "HLO text first (in JAX: 'jax.jit(f).lower(...).as_text(dialect=\"hlo\")')")
+        return ("this looks like MLIR text without StableHLO or MHLO operations, not HLO text; print "
+                "the module as HLO text first (in JAX: 'jax.jit(f).lower(...).as_text(dialect=\"hlo\")')")
     return None
