@@ -26,8 +26,8 @@ from .io import check_not_foreign
 from .passes import PassOptions
 from .pipeline import run_passes
 from .printer import print_module
-from .report import ErrorInfo, FileResult, ModuleResult
 from .reader import parse_module
+from .report import ErrorInfo, FileResult, ModuleResult
 from .split import join_chunks, split_chunks
 
 #: a UTF-8 byte-order mark: accepted before a module, and kept in its output

@@ -15,7 +15,6 @@ from test_fuse_send_recv import (
     STRICT_FAILING,
     STRICT_PASSING,
     _lines_by_name,
-    _raises,
     case_input,
     case_output,
     run,
