@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import HloError, HloParseError
+from .formats.wire import read_varint
 
 #: the command that brings what this module needs
 INSTALL_HINT = "pip install 'hlo-rewrite[xla]'"
@@ -137,27 +138,15 @@ def _descriptor_at(data: Any, start: int) -> bytes:
     serialized in field-number order, so it ends where a field is out of order or unknown."""
     pos, last = start, 0
     while pos < len(data):
-        key, after = 0, pos
-        shift = 0
-        while True:  # varint key
-            byte = data[after]
-            after += 1
-            key |= (byte & 0x7F) << shift
-            if not byte & 0x80:
+        try:
+            key, after = read_varint(data, pos)
+            number, wire_type = key >> 3, key & 7
+            if _DESCRIPTOR_FIELDS.get(number) != wire_type or number < last or (number == 1 and last):
                 break
-            shift += 7
-        number, wire = key >> 3, key & 7
-        if _DESCRIPTOR_FIELDS.get(number) != wire or number < last or (number == 1 and last):
+            value, after = read_varint(data, after)  # a varint value, or a length
+        except ValueError:  # the image ends inside a varint
             break
-        value = shift = 0
-        while True:  # varint value or length
-            byte = data[after]
-            after += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                break
-            shift += 7
-        pos = after + value if wire == 2 else after
+        pos = after + value if wire_type == 2 else after
         last = number
     return bytes(data[start:pos])
 
