@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..lexicon import ELEMENT_TYPES
+from ..lexicon import ELEMENT_TYPES, matching_close
 from ..opcodes import MODULE_ATTRS, Kind, closest_opcode
 
 # an element type in a shape: a word directly before "[" (comments and blanks allowed
@@ -19,7 +19,6 @@ _HEADER_VALUE = re.compile(
     re.S,
 )
 _BOOL = re.compile(r"(?:true|false)(?![A-Za-z0-9_.\-])")
-_BRACE = re.compile(r"[{}]")
 _INT = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 
 
@@ -42,7 +41,10 @@ def header_problem(text: str, start: int, end: int) -> tuple[str, int] | None:
         if name == "entry_computation_layout":
             if not text.startswith("{", at):
                 return f"expected '{{' to open the value of '{name}'", at
-            close = _layout_end(text, at, end)
+            try:
+                close = matching_close(text, at, end)
+            except ValueError:  # not closed on the header: look at the rest of it
+                close = end
             for t in _TYPE_BEFORE_DIMS.finditer(text, at, close):
                 if t.group(1) not in ELEMENT_TYPES:
                     return f"error parsing attribute {name}: unknown element type '{t.group(1)}'", t.start(1)
@@ -52,16 +54,3 @@ def header_problem(text: str, start: int, end: int) -> tuple[str, int] | None:
         elif _INT.match(text, at, end) is None:
             return f"expected a number as the value of '{name}'", at
     return None
-
-
-def _layout_end(text: str, at: int, end: int) -> int:
-    """Offset just past the brace group opening at ``at`` (or ``end`` when it is not closed)."""
-    depth = 0
-    for m in _BRACE.finditer(text, at, end):
-        if m.group() == "{":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    return end
