@@ -141,7 +141,10 @@ class _Command(click.Command):
             code = ExitCode.IO
         finally:
             for stop, handler in previous.items():
-                signal.signal(stop, handler)
+                # run as the command, the outcome is decided: a signal during the interpreter's
+                # shutdown (where Python restores the default handlers) would only turn a finished
+                # run into one killed by a signal, with no message; as a library, give them back
+                signal.signal(stop, signal.SIG_IGN if standalone_mode else handler)
         if standalone_mode:
             sys.exit(int(code))
         raise click.exceptions.Exit(int(code))

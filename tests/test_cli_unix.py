@@ -278,7 +278,12 @@ def test_interrupt_at_any_moment_leaves_whole_files_and_no_temporaries(tmp_path,
         p.send_signal(signum)
         _o, err = p.communicate(timeout=120)
         codes.add(p.returncode)
-        assert p.returncode in (0, code), err
+        if p.returncode == -signum:
+            # a start-up slower than any measured: the signal came before the command's handlers,
+            # so Python's default action ended it, and it must not have written anything yet
+            assert sorted(f.name for f in outs.iterdir()) == ["in00.hlo"]
+        else:
+            assert p.returncode in (0, code), err
         assert b"Traceback" not in err and b"Aborted" not in err
         if p.returncode == code:
             assert err.endswith(b"hlo-rewrite: " + word + b"\n")
