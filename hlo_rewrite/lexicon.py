@@ -285,6 +285,40 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
     return stop + 1
 
 
+_BRACE_OR_QUOTE: Final = re.compile(r'[{}"]')
+
+
+class UnclosedError(ValueError):
+    """A bracket or string that is never closed, with the index where it opens."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+def brace_group_end(text: str, pos: int) -> int:
+    """``text[pos]`` is the ``{`` of a braced attribute value; the index just past its ``}``.
+    As in XLA's lexer (``LexJsonDict``), only braces count inside and strings are skipped, so a
+    value such as ``{mesh = #sdy.mesh<["x"=8]>}`` or ``{a={b[}}`` is text in braces.
+    Raises :class:`UnclosedError` when the brace or a string in it is never closed."""
+    depth = 0
+    search = _BRACE_OR_QUOTE.search
+    i = pos
+    while (m := search(text, i)) is not None:
+        i = m.start()
+        if m.group() == '"':
+            try:
+                i = skip_string(text, i)
+            except ValueError:
+                raise UnclosedError("unterminated string: '\"' is never closed", i) from None
+            continue
+        depth += 1 if m.group() == "{" else -1
+        i += 1
+        if depth == 0:
+            return i
+    raise UnclosedError("the '{' opened here is never closed", pos)
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """The pieces of ``text`` between top-level separators (brackets, strings and comments
     respected); pieces keep their blanks. An empty text gives one empty piece."""

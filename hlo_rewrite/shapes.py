@@ -85,6 +85,9 @@ class Shape:
         return Shape(self.element_type, tuple(dims), (False,) * len(dims), self.layout)
 
 
+_TRIVIA_RE = re.compile(r"/\*.*?\*/|\s+", re.S)
+
+
 def _parse_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     dims: list[int] = []
     dyn: list[bool] = []
@@ -150,11 +153,22 @@ def parse_shape(text: str) -> Shape:
     """Parse shape text; raises HloParseError (without a location) when malformed."""
     try:
         shape, end = _parse_at(text, 0)
+        if not text[end:].strip():
+            return shape
+        problem = f"unexpected {text[end:].strip()!r}"
     except ValueError as exc:
-        raise HloParseError(f"malformed shape {text!r}: {exc}") from None
-    if text[end:].strip():
-        raise HloParseError(f"malformed shape {text!r}: unexpected {text[end:].strip()!r}")
-    return shape
+        problem = str(exc)
+    # XLA's lexer allows blanks and comments between a shape's tokens (``f32 [2] /*c*/ {0}``);
+    # no token of a shape needs a blank to end it
+    squeezed = _TRIVIA_RE.sub("", text)
+    if squeezed != text and "/*" not in squeezed and squeezed:
+        try:
+            shape, end = _parse_at(squeezed, 0)
+            if end == len(squeezed):
+                return shape
+        except ValueError:
+            pass
+    raise HloParseError(f"malformed shape {text!r}: {problem}")
 
 
 def element_type_of(text: str) -> str:

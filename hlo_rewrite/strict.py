@@ -53,6 +53,7 @@ __all__ = ["check_header", "check_module", "compatible"]
 _NAME_AT = re.compile(r"%?(" + lexicon.IDENTIFIER + r")")
 _ARRAY_SHAPE_AT = re.compile(r"[a-z][a-z0-9]*[ \t]*\[[^\]\n]*\](?:[ \t]*\{[^{}\n]*\})?")
 _ATTR_NAME_AT = lexicon.ATTRIBUTE_NAME_RE
+_ELEMENT_TYPE_AT = re.compile(r"[a-z][a-z0-9]*")
 
 # the plain one-line spellings, for the fast reading
 _ID = lexicon.IDENTIFIER
@@ -264,9 +265,19 @@ class _Checker:
             except ValueError as exc:
                 raise self.error(instr, text, pos, str(exc)) from None
         m = _ARRAY_SHAPE_AT.match(text, pos)
-        if m is None:
+        if m is not None and "/" not in m.group():
+            return m.end()
+        # comments between the shape's tokens: element type, dimensions, layout
+        m = _ELEMENT_TYPE_AT.match(text, pos)
+        at = -1 if m is None else lexicon.skip_trivia(text, m.end())
+        if at < 0 or not text.startswith("[", at):
             raise self.error(instr, text, pos, "expects a shape")
-        return m.end()
+        try:
+            end = lexicon.matching_close(text, at)
+            at = lexicon.skip_trivia(text, end)
+            return lexicon.matching_close(text, at) if text.startswith("{", at) else end
+        except ValueError as exc:
+            raise self.error(instr, text, at, str(exc)) from None
 
     def _read_operands(self, instr: Instruction, r: _Instr) -> None:
         text = r.text
@@ -317,8 +328,14 @@ class _Checker:
             if m is None:
                 raise self.error(instr, text, pos, "expects an attribute name=value")
             vstart = m.end()
-            try:
-                vend = lexicon.find_top_level(text, vstart)
+            try:  # a braced value is text in braces (XLA's lexer); any other ends at a top-level ','
+                if text.startswith("{", vstart):
+                    vend = lexicon.brace_group_end(text, vstart)
+                    vend = lexicon.find_top_level(text, vend)
+                else:
+                    vend = lexicon.find_top_level(text, vstart)
+            except lexicon.UnclosedError as exc:
+                raise self.error(instr, text, exc.offset, str(exc)) from None
             except ValueError as exc:
                 raise self.error(instr, text, vstart, str(exc)) from None
             r.attrs.append((m.group(1), pos, text[vstart:vend], vstart))
@@ -654,8 +671,9 @@ def _shape_of(text: str) -> Shape:
 def _is_shape_start(text: str, pos: int) -> bool:
     if text.startswith("(", pos):
         return True
-    m = re.match(r"([a-z][a-z0-9]*)[ \t]*\[", text[pos : pos + 24])
-    return m is not None and m.group(1) in lexicon.ELEMENT_TYPES
+    m = _ELEMENT_TYPE_AT.match(text, pos)
+    return (m is not None and m.group() in lexicon.ELEMENT_TYPES
+            and text.startswith("[", lexicon.skip_trivia(text, m.end())))
 
 
 def _find_word(text: str, word: str, at: int) -> int:

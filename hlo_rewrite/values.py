@@ -341,8 +341,8 @@ def _braced_raw(text: str, strings: bool = False) -> object:
         if strings and text.startswith('"', start):
             end = lexicon.skip_string(text, start)
             value: object = escapes.c_unescape(text[start + 1 : end - 1])
-        elif text.startswith("{", start):
-            end = lexicon.matching_close(text, start)
+        elif text.startswith("{", start):  # backend_config's braces are JSON text to XLA's lexer
+            end = (lexicon.brace_group_end if strings else lexicon.matching_close)(text, start)
             value = ""
         else:
             what = "a string or {...}" if strings else "{...}"
@@ -377,7 +377,7 @@ def _frontend_attributes_raw(text: str) -> dict[str, str]:
                     end = lexicon.skip_string(text, pos)
                     out[m.group(1)] = escapes.c_unescape(text[pos + 1 : end - 1])
                 elif text.startswith("{", pos):
-                    end = lexicon.matching_close(text, pos)
+                    end = lexicon.brace_group_end(text, pos)
                     out[m.group(1)] = text[pos:end]
                 else:
                     raise ValueReadError("expected a string or {...}", pos)

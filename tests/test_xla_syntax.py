@@ -22,10 +22,7 @@ def test_reads_and_writes_back_byte_for_byte(case):
 @pytest.mark.parametrize("case", sorted(READS))
 def test_strict_reading_reads_the_same(case):
     text, expected = READS[case]
-    try:
-        module = parse_module(text, f"{case}.hlo", strict=True)
-    except HloError as exc:  # the grammar of record may not know every layout yet
-        pytest.xfail(f"--strict: {str(exc).splitlines()[0]}")
+    module = parse_module(text, f"{case}.hlo", strict=True)
     assert skeleton(module) == expected
 
 

@@ -129,6 +129,16 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT c = f32[] constant(1), frontend_attributes={a={b[}}\n}\n",
         {"e": ([("c", "constant", [])], "c")},
     ),
+    "blanks_and_comments_inside_shapes": (
+        "HloModule m\nENTRY e {\n  p = f32/*a*/[/*b*/2/*c*/]/*d*/{/*e*/0/*f*/} parameter(0)\n"
+        "  ROOT n = f32 [2] {0} negate(f32 /*x*/ [2] /*y*/ {0} p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
+    "brackets_that_do_not_pair_inside_backend_config": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+        "  ROOT n = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={a=[(}\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "custom-call", ["p"])], "n")},
+    ),
     "stack_frames_then_comments": (
         "HloModule m\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n"
         "1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n\n"

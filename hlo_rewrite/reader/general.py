@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
-from ..lexicon import IDENTIFIER, IDENTIFIER_RE, matching_close, skip_string, split_top_level
+from ..lexicon import (
+    IDENTIFIER,
+    IDENTIFIER_RE,
+    UnclosedError,
+    brace_group_end,
+    matching_close,
+    skip_string,
+    split_top_level,
+)
 from ..opcodes import spec_of
 from ..shapes import ELEMENT_TYPES
 from .checks import header_problem, unknown_opcode_message
@@ -43,7 +51,6 @@ _OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
 _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
-_BRACE_OR_QUOTE = re.compile(r'[{}"]')
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
 _STRING_BODY = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -152,24 +159,12 @@ class TokenReader:
                              pos) from None
 
     def brace_end(self, pos: int) -> int:
-        """``text[pos]`` is the '{' of an attribute value; the offset just past its '}'. As for
-        XLA's lexer, only braces count inside (a value such as ``{mesh = #sdy.mesh<["x"=8]>}``
-        is text in braces), strings skipped."""
-        text = self.text
-        depth = 0
-        search = _BRACE_OR_QUOTE.search
-        i = pos
-        while (m := search(text, i)) is not None:
-            ch = m.group()
-            i = m.start()
-            if ch == '"':
-                i = self.string_end(i)
-                continue
-            depth += 1 if ch == "{" else -1
-            i += 1
-            if depth == 0:
-                return i
-        raise self.error(HloParseError, "the '{' opened here is never closed", pos)
+        """``text[pos]`` is the '{' of an attribute value; the offset just past its '}'
+        (:func:`~hlo_rewrite.lexicon.brace_group_end`: only braces count inside)."""
+        try:
+            return brace_group_end(self.text, pos)
+        except UnclosedError as exc:
+            raise self.error(HloParseError, str(exc), exc.offset) from None
 
     def value_end(self, pos: int) -> int:
         """The offset just past the attribute value starting at ``pos``: adjacent atoms,
