@@ -38,9 +38,11 @@ __all__ = [
     "NAME_RE",
     "SIGNED_TYPES",
     "UNSIGNED_TYPES",
+    "attribute_value_end",
     "bit_width",
     "find_top_level",
     "float_max",
+    "instruction_name_problem",
     "integer_range",
     "is_identifier",
     "matching_close",
@@ -122,6 +124,19 @@ ELEMENT_TYPES: Final = (
 )
 
 
+def instruction_name_problem(name: str) -> str | None:
+    """Why XLA's parser refuses ``name`` for an instruction, or None. It renames an instruction
+    called like an element type (which its lexer would read as one) or starting with ``__``
+    (kept for XLA's own names, ``__xla_...`` aside), and refuses a name it had to change."""
+    if name in ELEMENT_TYPES:
+        better = name + "_"
+    elif name.startswith("__") and not name.startswith("__xla_"):
+        better = "a" + name[1:]
+    else:
+        return None
+    return f"illegal instruction name: {name}; suggest renaming to: {better}"
+
+
 def bit_width(element_type: str) -> int | None:
     """Bits per element, or None for ``token`` and ``opaque``."""
     if element_type == "pred":
@@ -180,6 +195,14 @@ def read_bool(text: str | None) -> bool | None:
 _OPEN: Final = {"{": "}", "[": "]", "(": ")"}
 _CLOSE: Final = frozenset("}])")
 _SPECIALS: dict[str, re.Pattern[str]] = {}
+
+
+class UnclosedError(ValueError):
+    """A bracket or string that is never closed, with the index where it opens."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 def skip_string(text: str, pos: int) -> int:
@@ -252,9 +275,13 @@ def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = 
         ch = m.group()
         pos = m.start()
         if ch == '"' or ch == "'":
-            pos = skip_string(text, pos)
-            if pos > n:
-                raise ValueError("unterminated string")
+            try:
+                end_of_string = skip_string(text, pos)
+            except ValueError:
+                end_of_string = n + 1
+            if end_of_string > n:
+                raise UnclosedError("unterminated string", pos)
+            pos = end_of_string
             continue
         if ch == "/":
             nxt = skip_comment(text, pos)
@@ -288,14 +315,6 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
 _BRACE_OR_QUOTE: Final = re.compile(r'[{}"]')
 
 
-class UnclosedError(ValueError):
-    """A bracket or string that is never closed, with the index where it opens."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.offset = offset
-
-
 def brace_group_end(text: str, pos: int) -> int:
     """``text[pos]`` is the ``{`` of a braced attribute value; the index just past its ``}``.
     As in XLA's lexer (``LexJsonDict``), only braces count inside and strings are skipped, so a
@@ -317,6 +336,17 @@ def brace_group_end(text: str, pos: int) -> int:
         if depth == 0:
             return i
     raise UnclosedError("the '{' opened here is never closed", pos)
+
+
+def attribute_value_end(text: str, pos: int) -> int:
+    """Index of the top-level ``,`` (or the end of the text) that ends the attribute value
+    starting at ``pos``. A braced value is text in which only braces pair
+    (:func:`brace_group_end`); anything after its ``}`` up to the ``,`` belongs to the value, for
+    the value's reader to refuse. Raises ValueError (:class:`UnclosedError` for a brace or string
+    never closed) when brackets do not balance."""
+    if text.startswith("{", pos):
+        pos = brace_group_end(text, pos)
+    return find_top_level(text, pos)
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:

@@ -328,12 +328,8 @@ class _Checker:
             if m is None:
                 raise self.error(instr, text, pos, "expects an attribute name=value")
             vstart = m.end()
-            try:  # a braced value is text in braces (XLA's lexer); any other ends at a top-level ','
-                if text.startswith("{", vstart):
-                    vend = lexicon.brace_group_end(text, vstart)
-                    vend = lexicon.find_top_level(text, vend)
-                else:
-                    vend = lexicon.find_top_level(text, vstart)
+            try:
+                vend = lexicon.attribute_value_end(text, vstart)
             except lexicon.UnclosedError as exc:
                 raise self.error(instr, text, exc.offset, str(exc)) from None
             except ValueError as exc:

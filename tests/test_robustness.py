@@ -350,8 +350,9 @@ ENTRY e {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="the reader does not yet check the attribute text of instructions no pass reads")
 def test_malformed_attribute_text_is_rejected_even_where_no_pass_looks():
     """XLA rejects this module (the string swallows the next attribute). Found by printing fuzzed
-    modules anew from the IR: the reader accepts it until something splits the attributes."""
-    _expect_error(MALFORMED_UNREAD_ATTRIBUTES)
+    modules anew from the IR: the reader once accepted it until something split the attributes."""
+    err = _expect_error(MALFORMED_UNREAD_ATTRIBUTES)
+    assert (err.line, err.column) == (5, 89)
+    assert "unterminated string" in err.message

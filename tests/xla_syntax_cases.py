@@ -139,6 +139,21 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT n = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={a=[(}\n}\n",
         {"e": ([("p", "parameter", []), ("n", "custom-call", ["p"])], "n")},
     ),
+    "instructions_glued_after_a_braced_value": (
+        "HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0), metadata={op_name=\"a\"}%n = f32[2]{0} negate(%p)\n"
+        "  %q = f32[2]{0} negate(%n), sharding={replicated}q2 = f32[2]{0} negate(%q)\n"
+        "  ROOT %r = f32[2]{0} negate(q2)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("q", "negate", ["n"]),
+                ("q2", "negate", ["q"]), ("r", "negate", ["q2"])], "r")},
+    ),
+    "instructions_glued_after_a_string_or_a_word": (
+        "HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0)\n"
+        "  %q = f32[2]{0} custom-call(%p), custom_call_target=\"x\"%n = f32[2]{0} negate(%q)\n"
+        "  %s = f32[2]{0} custom-call(%n), custom_call_target=\"y\", api_version=API_VERSION_ORIGINAL%t = "
+        "f32[2]{0} negate(%s)\n  ROOT %r = f32[2]{0} negate(%t)\n}\n",
+        {"e": ([("p", "parameter", []), ("q", "custom-call", ["p"]), ("n", "negate", ["q"]),
+                ("s", "custom-call", ["n"]), ("t", "negate", ["s"]), ("r", "negate", ["t"])], "r")},
+    ),
     "stack_frames_then_comments": (
         "HloModule m\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n"
         "1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n\n"
@@ -171,6 +186,24 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
     "empty_operand": (
         "HloModule m\nENTRY e {\n  p0 = f32[2] parameter(0)\n  ROOT a = f32[2] add(p0,, p0)\n}\n",
         "expected an operand after ','", 4, 26,
+    ),
+    "instruction_named_like_an_element_type": (
+        "HloModule m\nENTRY e {\n  %s4 = f32[2]{0} parameter(0)\n  ROOT %n = f32[2]{0} negate(%s4)\n}\n",
+        "illegal instruction name: s4; suggest renaming to: s4_", 3, 3,
+    ),
+    "instruction_named_like_an_element_type_in_a_called_computation": (
+        "HloModule m\n\n%c {\n  %p = f32[2]{0} parameter(0)\n  ROOT %bf16 = f32[2]{0} negate(%p)\n}\n\n"
+        "ENTRY %e {\n  %p = f32[2]{0} parameter(0)\n  ROOT %r = f32[2]{0} call(%p), to_apply=%c\n}\n",
+        "illegal instruction name: bf16; suggest renaming to: bf16_", 5, 8,
+    ),
+    "instruction_name_kept_for_xla": (
+        "HloModule m\n\n%c {\n  %p = f32[2]{0} parameter(0)\n  ROOT %__neg = f32[2]{0} negate(%p)\n}\n\n"
+        "ENTRY %e {\n  %p = f32[2]{0} parameter(0)\n  ROOT %r = f32[2]{0} call(%p), to_apply=%c\n}\n",
+        "illegal instruction name: __neg; suggest renaming to: a_neg", 5, 8,
+    ),
+    "instruction_named_like_an_element_type_over_lines": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT /*x*/ token\n    = f32[2]{0} negate(p)\n}\n",
+        "illegal instruction name: token; suggest renaming to: token_", 4, 14,
     ),
     "operand_named_like_an_element_type": (
         "HloModule m\nENTRY e {\n  e = f32[] parameter(0)\n  c = f32[] constant(1)\n"

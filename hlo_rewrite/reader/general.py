@@ -27,6 +27,7 @@ from ..lexicon import (
     IDENTIFIER_RE,
     UnclosedError,
     brace_group_end,
+    instruction_name_problem,
     matching_close,
     skip_string,
     split_top_level,
@@ -43,7 +44,7 @@ _SKIP = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\n\r]*)*", re.S)
 # what follows a token on its own line: blanks and one-line comments, then the line end
 _REST_OF_LINE = re.compile(r"(?:[ \t]+|/\*[^\n\r]*?\*/)*(?://[^\n\r]*)?(?:\r\n|\r|\n|\Z)")
 # a run of value characters outside brackets and strings
-_ATOM = re.compile(r'(?:[^\s,(){}\[\]"/]|/(?![/*]))+')
+_ATOM = re.compile(r'(?:[^\s,(){}\[\]"/%]|/(?![/*]))+')
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)
 _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
@@ -167,18 +168,21 @@ class TokenReader:
             raise self.error(HloParseError, str(exc), exc.offset) from None
 
     def value_end(self, pos: int) -> int:
-        """The offset just past the attribute value starting at ``pos``: adjacent atoms,
-        strings and bracket groups, up to a blank, a comment, a ``,`` or an unmatched ``}``."""
+        """The offset just past the attribute value starting at ``pos``: adjacent atoms and
+        ``()``/``[]`` groups (``[2,4]<=[8]T(1,0)``), or one braced group or string, up to a
+        blank, a comment, a ``,`` or an unmatched ``}``. As for XLA's lexer, a braced group or a
+        string is a whole value and ``%`` starts a name: what follows them without a blank
+        (``metadata={...}%next = ...``) is the next instruction."""
         text = self.text
-        i = pos
+        if text.startswith("{", pos):
+            return self.brace_end(pos)
+        if text.startswith('"', pos):
+            return self.string_end(pos)
+        i = pos + text.startswith("%", pos)
         while i < self.n:
             ch = text[i]
-            if ch == "{":
-                i = self.brace_end(i)
-            elif ch in "([":
+            if ch in "([":
                 i = self.group_end(i)
-            elif ch == '"':
-                i = self.string_end(i)
             else:
                 m = _ATOM.match(text, i)
                 if m is None:
@@ -414,6 +418,8 @@ class TokenReader:
             raise self.error(HloParseError, f"'{w.group()}=' reads as an attribute name: write a blank before '=' "
                              "(or '%' before the name)", w.end())
         name = w.group()
+        if (problem := instruction_name_problem(name)) is not None:
+            raise self.error(HloParseError, problem, name_at)
         pos = self.expect(w.end(), "=", f"after the instruction name '{name}'")
         pos = self.skip(pos)
         shape_end, shape = self._shape(pos)

@@ -30,8 +30,10 @@ from sys import intern
 from typing import TYPE_CHECKING
 
 from .. import attributes
+from ..attributes import attribute_text_problem
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
+from ..lexicon import instruction_name_problem
 from ..opcodes import OPCODE_NAMES, split_async_opcode
 from ..shapes import ELEMENT_TYPES
 from .block import OPCODE_SETS, brackets_nest_on_each_line, build_block, operands_defined_before_use
@@ -406,6 +408,12 @@ class Scanner:
             raise self.error(HloParseError, "unbalanced brackets: too many closing brackets", j + 1)
         return j
 
+    def _body_error(self, message: str, i: int, body: str, offset: int) -> None:
+        """Raise a parse error at ``offset`` in ``body``, the instruction text from line ``i``."""
+        line = i + body.count("\n", 0, offset)
+        column = offset - (body.rfind("\n", 0, offset) + 1) + 1
+        raise self.error(HloParseError, message, line + 1, column)
+
     def _grammar_error(self, i: int, j: int) -> None:
         """Let the grammar explain what is wrong with lines i..j (raises)."""
 
@@ -644,10 +652,14 @@ class Scanner:
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls_text = body[attrs_at:]
                 _check_one_instruction(calls_text)
+                if (bad_attrs := attribute_text_problem(calls_text)) is not None:
+                    self._body_error(bad_attrs[0], i, body, attrs_at + bad_attrs[1])
                 calls = _may_name_computations(opcode, calls_text)
             # both paths: check the instruction against what came before (and build it)
             if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
                 raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
+            if (iname in ELEMENT_TYPES or iname[0] == "_") and (problem := instruction_name_problem(iname)):
+                raise self.error(HloParseError, problem, i + 1, col or _name_column(lines[i]))
             if opcode not in OPCODE_SPELLINGS and split_async_opcode(opcode) is None:
                 line = lines[i]
                 at = line.find(opcode + "(")
@@ -763,6 +775,10 @@ class Scanner:
         position = dict(zip(map(ROW_NAME, rows), range(n), strict=True))
         if len(position) != n:
             return None  # a name defined twice
+        if not position.keys().isdisjoint(ELEMENT_TYPES) or (
+            text.find("__", s, e) >= 0 and any(map(instruction_name_problem, position))
+        ):
+            return None  # a name XLA refuses: line by line locates it
         types = set(map(ROW_TYPE, rows))
         types.discard("")
         if not types <= ELEMENT_TYPES:
