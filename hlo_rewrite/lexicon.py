@@ -205,22 +205,17 @@ class UnclosedError(ValueError):
         self.offset = offset
 
 
+#: the rest of a string after its opening quote: anything but the quote, or an escaped character
+_STRING_REST: Final = {q: re.compile(f"[^{q}\\\\]*+(?:\\\\.[^{q}\\\\]*+)*+{q}", re.S) for q in "\"'"}
+
+
 def skip_string(text: str, pos: int) -> int:
     """Index just past the quoted string starting at ``pos`` (``"`` or ``'``), whose
     backslash escapes may include the quote itself."""
-    quote = text[pos]
-    i = pos + 1
-    find = text.find
-    while True:
-        j = find(quote, i)
-        if j < 0:
-            raise ValueError("unterminated string")
-        k = j - 1
-        while k > pos and text[k] == "\\":
-            k -= 1
-        if (j - 1 - k) % 2 == 0:  # an even number of backslashes: the quote is not escaped
-            return j + 1
-        i = j + 1
+    m = _STRING_REST[text[pos]].match(text, pos + 1)
+    if m is None:
+        raise ValueError("unterminated string")
+    return m.end()
 
 
 def skip_comment(text: str, pos: int) -> int:

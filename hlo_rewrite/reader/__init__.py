@@ -27,8 +27,8 @@ __all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_token
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _LINE_COMMENT = re.compile(r"^[ \t]*//.*$", re.M)
-# a comment other than XLA's own /*index=N*/ before an operand
-_OTHER_COMMENT = re.compile(r"/\*(?!index=[0-9]+\*/)")
+# "//", or a comment other than XLA's own /*index=N*/ before an operand
+_COMMENT_START = re.compile(r"//|/\*(?!index=[0-9]+\*/)")
 
 
 def looks_plain(text: str) -> bool:
@@ -36,14 +36,15 @@ def looks_plain(text: str) -> bool:
     XLA's ``/*index=N*/``, and ``//`` only at the start of a line."""
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return False
-    if "/*" in text and _OTHER_COMMENT.search(text) is not None:
-        return False
-    at = text.find("//")
-    while at >= 0:
-        if text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
-            return False  # "//" after other text on its line: a comment there, or in a string
+    m = _COMMENT_START.search(text)  # one pass for both kinds of comment
+    while m is not None:
+        at = m.start()
+        if m.group() != "//" or text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
+            return False  # another comment, or "//" after other text on its line (or in a string)
         end = text.find("\n", at)
-        at = -1 if end < 0 else text.find("//", end)
+        if end < 0:
+            return True
+        m = _COMMENT_START.search(text, end)
     return True
 
 

@@ -18,6 +18,9 @@ _HEADER_VALUE = re.compile(
     r"(?:\s|/\*.*?\*/)*",
     re.S,
 )
+# an entry_computation_layout value as XLA prints it: braces two deep (the value's, a layout's),
+# no string, no comment but /*index=N*/ (anything else goes to the lexicon's walker)
+_LAYOUT_VALUE = re.compile(r"\{(?:[^{}\"/]++|/\*index=[0-9]+\*/|\{[^{}\"/]*+\})*+\}")
 _BOOL = re.compile(r"(?:true|false)(?![A-Za-z0-9_.\-])")
 _INT = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
 
@@ -41,10 +44,14 @@ def header_problem(text: str, start: int, end: int) -> tuple[str, int] | None:
         if name == "entry_computation_layout":
             if not text.startswith("{", at):
                 return f"expected '{{' to open the value of '{name}'", at
-            try:
-                close = matching_close(text, at, end)
-            except ValueError:  # not closed on the header: look at the rest of it
-                close = end
+            layout = _LAYOUT_VALUE.match(text, at, end)  # as XLA prints it, in one match
+            if layout is not None:
+                close = layout.end()
+            else:
+                try:
+                    close = matching_close(text, at, end)
+                except ValueError:  # not closed on the header: look at the rest of it
+                    close = end
             for t in _TYPE_BEFORE_DIMS.finditer(text, at, close):
                 if t.group(1) not in ELEMENT_TYPES:
                     return f"error parsing attribute {name}: unknown element type '{t.group(1)}'", t.start(1)

@@ -37,7 +37,7 @@ NAME_FIND = re.compile(IDENT)
 LINE = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)"
-    r"\(([^()\n]*)\)([^\n]*)"
+    r"\(([^()\n]*)\)([^\n]*+)(?<![,=])(?<![,=]\r)"  # attributes that do not go on on the next line
 )
 # name = [shape] opcode(   with an array shape or none: the common case in one match
 COMMON_HEAD = re.compile(
@@ -86,15 +86,19 @@ TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
 # Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
 # fails sooner, and a name spelled ROOT followed by a blank goes line by line
 P = "+" if sys.version_info >= (3, 11) else ""
+# dimensions as XLA prints them, for the one-pass body check: no blank inside (a body written
+# with them is read line by line)
+PRINTED_DIMS_LAYOUT = rf"\[(?:[0-9<=?]+{P}(?:,[0-9<=?]+{P})*{P})?{P}\]" + DIMS_LAYOUT[DIMS_LAYOUT.index("](?:") + 1 :]
 # one plain instruction line, for checking a whole computation body in one pass (after the
 # operands nothing or attributes, which do not end with ',' or '=' to go on on the next line):
 # name, element type (none for a tuple shape), opcode, then a parameter's number or a
 # constant's literal, or for any other opcode text that may be bare operand names
 # (checked afterwards for the whole body at once, by NAMES_ONLY or INDEXED_OPERAND_LIST)
 BLOCK_LINE = re.compile(
-    rf"^[ \t]*{P}(?:ROOT[ \t]+)?{P}%?{P}({IDENT}{P})[ \t]*{P}=[ \t]*{P}"
-    rf"(?:([a-z][a-z0-9]*{P}){DIMS_LAYOUT}[ \t]+{P}|{TUPLE_SHAPE}[ \t]+{P})?([a-z][a-z0-9\-]*{P})"
-    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\)(?:[ \t]*,.*|\r?)(?<![,=])(?<![,=]\r)\n",
+    rf"^[ \t]*{P}(?:ROOT[ \t]+)?{P}%?{P}(?!__(?!xla_))({IDENT}{P})[ \t]*{P}=[ \t]*{P}"
+    rf"(?:([a-z][a-z0-9]*{P}){PRINTED_DIMS_LAYOUT}[ \t]+{P}|{TUPLE_SHAPE}[ \t]+{P})?([a-z][a-z0-9\-]*{P})"
+    r"\((?:(?:(?<=[ \t=]parameter\()|(?<=[ \t=]constant\())[^()\n]*|([ \t%A-Za-z0-9_.,\-/*=]*))\)"
+    rf"(?:,.*{P}(?<![,=])(?<![,=]\r))?{P}\r?\n",
     re.M,
 )
 ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))

@@ -565,6 +565,7 @@ class Scanner:
         starts = lines.starts
         new_instruction = Instruction.from_scan
         line_re = LINE.match
+        maybe_tabs, maybe_control = self.maybe_tabs, self.maybe_control
         while True:
             if i >= n:
                 raise self.error(
@@ -587,8 +588,7 @@ class Scanner:
                     and iname not in by_name
                     and (not attrs or attrs[0] == "," or attrs == "\r")
                     and " =" not in attrs
-                    and not attrs.endswith((",", ",\r", "=", "=\r"))
-                    and not (self.maybe_tabs and "\t=" in attrs)
+                    and not (maybe_tabs and "\t=" in attrs)
                 ):
                     if opcode in PAYLOAD_OPCODES or not inner:
                         operands = []
@@ -596,14 +596,16 @@ class Scanner:
                         operands = NAME_FIND.findall(inner)
                     else:
                         operands = _line_operands(inner)  # type: ignore[assignment]
-            fast = lm is not None and operands is not None
+            fast = operands is not None  # and so lm is not None
             if fast:
-                assert lm is not None
                 j = i
                 is_root = root is not None
-                calls = _may_name_computations(opcode, attrs)
+                calls = (opcode not in NON_CALLER_OPCODES and CALLEE_RE.search(attrs) is not None) or (
+                    maybe_control and "control-predecessors" in attrs
+                )
                 calls_text = attrs
                 if build:
+                    assert lm is not None
                     col = lm.start(3) + 1 - len(pct) - start
                     attrs_at = lm.start(7) - start
                     payload = inner if opcode in PAYLOAD_OPCODES else None
@@ -775,10 +777,8 @@ class Scanner:
         position = dict(zip(map(ROW_NAME, rows), range(n), strict=True))
         if len(position) != n:
             return None  # a name defined twice
-        if not position.keys().isdisjoint(ELEMENT_TYPES) or (
-            text.find("__", s, e) >= 0 and any(map(instruction_name_problem, position))
-        ):
-            return None  # a name XLA refuses: line by line locates it
+        if not position.keys().isdisjoint(ELEMENT_TYPES):
+            return None  # a name XLA refuses (as one starting with '__', which BLOCK_LINE does not take)
         types = set(map(ROW_TYPE, rows))
         types.discard("")
         if not types <= ELEMENT_TYPES:
