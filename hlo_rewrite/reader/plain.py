@@ -815,7 +815,7 @@ class Scanner:
             opcodes=OPCODE_SETS.setdefault(present, present),
             noted=[
                 (r[0], OPCODE_SPELLINGS[r[2]], first + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
-            ],
+            ] if not present.isdisjoint(NOTED_OPCODES) else [],
         )
         self.instruction_count += n
         after = starts[last + 1]
