@@ -19,7 +19,7 @@ from .opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS
 if TYPE_CHECKING:
     from .ir import Instruction
 
-__all__ = ["LIST_CALLEE_ATTRS", "SINGLE_CALLEE_ATTRS", "attribute_text_problem", "called_computation_names", "name_list",
+__all__ = ["LIST_CALLEE_ATTRS", "SINGLE_CALLEE_ATTRS", "called_computation_names", "name_list",
            "quick_called_computations", "scan_value_end", "skip_string", "split_attributes"]
 
 _NAME_RE = re.compile(r"\s*(" + IDENTIFIER + r")=")
@@ -80,16 +80,6 @@ def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[
             column=instr.column if instr else None,
             source_line=src.split("\n")[0] if src else None,
         ) from None
-
-
-def attribute_text_problem(text: str) -> tuple[str, int] | None:
-    """What stops ``text`` (all that follows an operand list) from being a list of
-    ``, name=value`` attributes, and its offset in ``text``; None when it is one."""
-    try:
-        _split(text)
-    except ValueError as exc:
-        return f"malformed attributes: {exc.args[0]}", exc.args[1]
-    return None
 
 
 def name_list(value_text: str | None) -> list[str]:

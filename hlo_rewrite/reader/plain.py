@@ -30,7 +30,6 @@ from sys import intern
 from typing import TYPE_CHECKING
 
 from .. import attributes
-from ..attributes import attribute_text_problem
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
 from ..lexicon import instruction_name_problem
@@ -408,12 +407,6 @@ class Scanner:
             raise self.error(HloParseError, "unbalanced brackets: too many closing brackets", j + 1)
         return j
 
-    def _body_error(self, message: str, i: int, body: str, offset: int) -> None:
-        """Raise a parse error at ``offset`` in ``body``, the instruction text from line ``i``."""
-        line = i + body.count("\n", 0, offset)
-        column = offset - (body.rfind("\n", 0, offset) + 1) + 1
-        raise self.error(HloParseError, message, line + 1, column)
-
     def _grammar_error(self, i: int, j: int) -> None:
         """Let the grammar explain what is wrong with lines i..j (raises)."""
 
@@ -654,8 +647,6 @@ class Scanner:
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls_text = body[attrs_at:]
                 _check_one_instruction(calls_text)
-                if (bad_attrs := attribute_text_problem(calls_text)) is not None:
-                    self._body_error(bad_attrs[0], i, body, attrs_at + bad_attrs[1])
                 calls = _may_name_computations(opcode, calls_text)
             # both paths: check the instruction against what came before (and build it)
             if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
