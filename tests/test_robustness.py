@@ -360,3 +360,14 @@ def test_malformed_attribute_text_no_pass_reads_is_kept_by_default_and_rejected_
     _assert_located(info.value, "in.hlo")
     assert (info.value.line, info.value.column) == (5, 89)
     assert "unterminated string" in info.value.message
+
+
+# found by `make fuzz`: a layout split over lines inside a tuple shape, on an instruction whose
+# attributes a pass reads on the second run (safe mode) through the grammar
+LAYOUT_OVER_LINES = 'HloModule host_transfer, entry_computation_layout={(f32[4]{0})->(f32[4]{0}, f32[4]{0})}\n\nENTRY %main (p: f32[4]) -> (f32[4], f32[4]) {\n  %p = f32[4]{0} parameter(0)\n  %tok = token[] after-all()\n  %send.host = (f32[4]{0}, u32[], token[]) send(%p, %tok), channel_id=5, is_host_transfer=true, frontend_attributes={_xla_host_transfer_handler_name="tf_rendezvous",_xla_host_transfer_rendezvous="dtoh_0"}\n  %send-done.host = token[] send-done(%send.host), channel_id=5, is_host_transfer=true, frontend_attributes={_xla_host_transfer_handler_name="tf_rendezvous",_xla_host_transfer_rendezvous="dtoh_0"}\n  %recv.host = (f32[4]{0}, u32[], token[]) recv(%send-done.host), channel_id=5, is_host_transfer=true, frontend_attributes={_xla_host_transfer_handler_name="tf_rendezvous",_xla_host_transfer_rendezvous="htod_0"}\n  %recv-done.host = (f32[4]{0\n}, token[]) recv-done(%recv.host), channel_id=5, is_host_transfer=true, frontend_attributes={_xla_host_transfer_handler_name="tf_rendezvous",_xla_host_transfer_rendezvous="htod_0"}\n  %from-host = f32[4]{0} get-tuple-element(%recv-done.host), index=0\n  %recv = (f32[4]{0}, u32[], token[]) recv(%tok), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},{1,0}}}\n  %send = (f32[4]{0}, u32[], token[]) send(%from-host, %tok), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},{1,0}}}, control-predecessors={%recv}\n  %recv-done = (f32[4]{0}, token[]) recv-done(%recv), channel_id=1, control-predecessors={%send}\n  %send-done = token[] send-done(%send), channel_id=1, control-predecessors={%recv-done} // note, ROOT x = f32[] negate(p)\n  %from-peer = f32[4]{0} get-tuple-element(%recv-done), index=0\n  ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%from-host, %from-peer)\n}\n\n'
+
+
+def test_a_layout_split_over_lines_reads_the_same_on_every_run():
+    out = fuzz_corpus.run_pipeline(LAYOUT_OVER_LINES, "in.hlo", PassOptions())
+    assert "(f32[4]{0\n}, token[]) recv-done(%recv.host)" in out  # the untouched instruction as written
+    assert "custom-call(" in out  # the channel-1 pair is fused

@@ -18,10 +18,15 @@ IDENT = IDENTIFIER
 # the attributes that name called computations, longest first (one alternation)
 _CALLEES = "|".join(sorted(ALL_CALLEE_ATTRS, key=lambda a: (-len(a), a)))
 INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
+# Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
+# fails sooner, and a name spelled ROOT followed by a blank goes line by line
+P = "+" if sys.version_info >= (3, 11) else ""
 # an array shape: element type, dimensions (sizes, `<=N`, `?`; none empty), optional layout;
-# anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar
+# anything stranger (a layout with a P(<shape>) item, garbage) is left to the grammar. The
+# repeats are possessive where that changes nothing but the time (a fifth of the line
+# expression's, measured)
 DIMS_LAYOUT = (
-    r"\[(?:[0-9<=? \t]+(?:,[0-9<=? \t]+)*)?\]"
+    rf"\[(?:[0-9<=? \t]+{P}(?:,[0-9<=? \t]+{P})*{P})?{P}\]"
     r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
 )
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)
@@ -83,9 +88,6 @@ BARE_OPERAND = r"[ \t]*(?:/\*index=[0-9]+\*/)?%?" + IDENT + r"[ \t]*"
 # a tuple shape: parentheses nested up to three deep, no quote (what is inside is read
 # when asked, as on the line-by-line path, which would read a quote as a string)
 TUPLE_SHAPE = r'\((?:[^()"\n]|\((?:[^()"\n]|\([^()"\n]*\))*\))*\)'
-# Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
-# fails sooner, and a name spelled ROOT followed by a blank goes line by line
-P = "+" if sys.version_info >= (3, 11) else ""
 # dimensions as XLA prints them, for the one-pass body check: no blank inside (a body written
 # with them is read line by line)
 PRINTED_DIMS_LAYOUT = rf"\[(?:[0-9<=?]+{P}(?:,[0-9<=?]+{P})*{P})?{P}\]" + DIMS_LAYOUT[DIMS_LAYOUT.index("](?:") + 1 :]
