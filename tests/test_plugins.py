@@ -153,3 +153,24 @@ print(sorted(n for n, i in infos.items() if not i.builtin))
     r = run(site, "-c", code, extra=broken)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "['no-module', 'not-a-pass', 'rename-custom-call-target', 'wrong-name']"
+
+
+def test_the_cheap_look_for_plugins_finds_what_importlib_metadata_would(tmp_path: Path, monkeypatch) -> None:
+    """The command skips importing importlib.metadata when no distribution on sys.path declares
+    the group; any sign of one (or a path entry it cannot list, such as a zip) means a full look."""
+    from hlo_rewrite.passes import registry
+
+    bare = tmp_path / "bare"
+    (bare / "other-1.0.dist-info").mkdir(parents=True)
+    (bare / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n")
+    monkeypatch.setattr(sys, "path", [str(bare), str(tmp_path / "missing")])
+    assert registry._group_may_be_declared() is False
+    with_plugin = tmp_path / "site"
+    (with_plugin / "p-1.0.dist-info").mkdir(parents=True)
+    (with_plugin / "p-1.0.dist-info" / "entry_points.txt").write_text("[hlo_rewrite.passes]\nx = p:X\n")
+    monkeypatch.setattr(sys, "path", [str(bare), str(with_plugin)])
+    assert registry._group_may_be_declared() is True
+    archive = tmp_path / "lib.zip"
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert registry._group_may_be_declared() is True

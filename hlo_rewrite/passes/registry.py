@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -80,11 +82,39 @@ class _Plugin:
         return f"plugin {self.distribution} {self.version} ({self.value})"
 
 
+def _group_may_be_declared() -> bool:
+    """Whether a distribution on ``sys.path`` may declare the entry-point group: a look at the
+    ``entry_points.txt`` of each ``*.dist-info`` and ``*.egg-info`` in each directory on the path,
+    where ``importlib.metadata`` finds them. Importing that module and reading every
+    distribution's metadata is about a tenth of a second of the command's start-up; most
+    installs have no plugin. A path entry that is not a directory (a zip) answers yes."""
+    marker = f"[{ENTRY_POINT_GROUP}]"
+    for entry in sys.path:
+        path = entry or "."
+        try:
+            names = os.listdir(path)
+        except NotADirectoryError:
+            return True  # a zip or other archive: importlib.metadata knows how to look inside
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                try:
+                    with open(os.path.join(path, name, "entry_points.txt"), encoding="utf-8") as fh:
+                        if marker in fh.read():
+                            return True
+                except OSError:
+                    continue
+    return False
+
+
 @functools.cache
 def _plugins() -> dict[str, _Plugin]:
+    found: dict[str, _Plugin] = {}
+    if not _group_may_be_declared():
+        return found
     from importlib import metadata  # costs a noticeable part of start-up: only when needed
 
-    found: dict[str, _Plugin] = {}
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         dist = getattr(ep, "dist", None)
         plugin = _Plugin(ep.name, ep.value, dist.name if dist else "?", dist.version if dist else "?", ep.load)
