@@ -134,6 +134,12 @@ class _Command(click.Command):
         except Interrupted as exc:
             word, code = _STOP_SIGNALS[signal.Signals(exc.signum)]
             sys.stderr.write(f"hlo-rewrite: {word}\n")
+            if standalone_mode:
+                # every file is closed and every temporary removed by now (the exception came up
+                # through their cleanups); leave without the interpreter's shutdown, which joins
+                # the threads of a stopped worker pool and can wait for them for ever
+                sys.stderr.flush()
+                os._exit(int(code))
         except (StdoutError, OSError) as exc:
             silence_stdout()
             message = str(exc) if isinstance(exc, StdoutError) else StdoutError(exc).args[0]

@@ -255,7 +255,13 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
             pool.shutdown()
         else:  # stopped early: the workers' results are not wanted, do not wait for them
             workers = list((getattr(pool, "_processes", None) or {}).values())
+            manager = getattr(pool, "_executor_manager_thread", None)
             pool.shutdown(wait=False, cancel_futures=True)
             for proc in workers:  # they only compute and write nothing: end them now
                 with contextlib.suppress(Exception):
                     proc.terminate()
+            # the pool's manager thread ends once it sees its workers gone: wait for it here, or
+            # it may close its wake-up pipe while the interpreter's exit writes to it (CPython
+            # then prints an ignored OSError with a traceback after our last message)
+            if manager is not None:
+                manager.join(timeout=2)
