@@ -154,6 +154,16 @@ READS: dict[str, tuple[str, dict]] = {
         {"e": ([("p", "parameter", []), ("q", "custom-call", ["p"]), ("n", "negate", ["q"]),
                 ("s", "custom-call", ["n"]), ("t", "negate", ["s"]), ("r", "negate", ["t"])], "r")},
     ),
+    "module_name_with_a_colon_then_comments": (
+        "HloModule m: /* the name token may end in ':' */, is_scheduled=false\nENTRY e {\n"
+        "  ROOT p = f32[] parameter(0)\n}\n",
+        {"e": ([("p", "parameter", [])], "p")},
+    ),
+    "execution_thread_after_a_computation": (
+        "HloModule m\n\n%c {\n  ROOT p = f32[] parameter(0)\n} /*x*/ , execution_thread=\"parallel_thread\"\n\n"
+        "ENTRY e {\n  q = f32[] parameter(0)\n  ROOT r = f32[] call(q), to_apply=%c\n}, execution_thread=\"main_thread\"\n",
+        {"c": ([("p", "parameter", [])], "p"), "e": ([("q", "parameter", []), ("r", "call", ["q"])], "r")},
+    ),
     "stack_frames_then_comments": (
         "HloModule m\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n"
         "1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n\n"

@@ -257,12 +257,26 @@ class TokenReader:
             raise self.error(HloParseError, "expected a module name after 'HloModule'", pos)
         self.module.name = w.group()
         last = w.end()
+        if self.text.startswith(":", last):  # XLA's lexer reads "name:" as one name token
+            last += 1
         while True:
             pos = self.skip(last)
             if not self.text.startswith(",", pos):
                 break
             _, last = self._attribute(pos)
         return last
+
+    def _execution_thread(self, last: int) -> int:
+        """A computation's ``}`` ends at ``last``; XLA's parser reads an optional
+        ``, execution_thread="name"`` after it. Returns the end of the computation's last token."""
+        pos = self.skip(last)
+        if not self.text.startswith(",", pos):
+            return last
+        (name, value), end = self._attribute(pos)
+        if name != "execution_thread" or not value.startswith('"'):
+            raise self.error(HloParseError, "expected execution_thread=\"...\" after a computation's '}'",
+                             self.skip(pos + 1))
+        return end
 
     def _section(self, pos: int) -> int:
         """A stack-frame table (``FileNames``, ..., ``StackFrames``) whose word ends at ``pos``:
@@ -339,7 +353,7 @@ class TokenReader:
                 raise self.error(HloParseError, f"computation '{name}' is not closed: expected '}}' before the end "
                                  "of the input", self.starts[comp.line - 1])
             if text.startswith("}", pos):
-                end = self._item_end(pos + 1)
+                end = self._item_end(self._execution_thread(pos + 1))
                 comp.tail = text[prev_end:end]
                 break
             fields, last = self._instruction(pos)
