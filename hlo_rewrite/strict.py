@@ -108,7 +108,7 @@ _COUNT_RULES = {
     "dynamic-update-slice": (lambda n: n >= 2, "Expected at least two operands."),
     "dynamic-reshape": (lambda n: n >= 1, "Expected at least one operand."),
     "conditional": (lambda n: n >= 2, "expects a branch index and at least one branch operand"),
-    "collective-permute": (lambda n: n in (1, 4), "expects 1 operand, or 4 with slice_sizes"),
+    "collective-permute": (lambda n: n >= 1, "Expected at least one operand."),
 }
 _ASYNC = frozenset({"async-start", "async-update", "async-done"})
 _UNUSUAL_DIMS = re.compile(r"[<=?]")
@@ -575,6 +575,9 @@ class _Checker:
             if any(len(p) != 2 for p in pairs):  # type: ignore[attr-defined]
                 at = next(vat for k, _a, _v, vat in r.attrs if k == "source_target_pairs")
                 raise self.error(instr, r.text, at, "expects 'source_target_pairs=' to be a list of pairs")
+            if "slice_sizes" in attrs and len(r.names) != 4:  # the in-place form; without it, any count
+                raise self.error(instr, r.text, r.operands_at - 1, "CollectivePermute and CollectivePermuteStart "
+                                 "must have exactly four operands with slice_sizes")
         if name == "custom-call" and "to_apply" in attrs and "called_computations" in attrs:
             at = next(a for k, a, _v, _vat in r.attrs if k == "to_apply")
             raise self.error(instr, r.text, at, "A single instruction can't have both to_apply and "
@@ -746,6 +749,14 @@ def _header_attrs_unchecked(source: str) -> Iterator[tuple[str, int, str, int]]:
             return
         vstart = a.end()
         line_end = source.find("\n", vstart)
+        if source.startswith("{", vstart):  # a braced value ends at its '}', over lines or not
+            try:
+                vend = lexicon.brace_group_end(source, vstart)
+            except ValueError:
+                return
+            yield a.group(1), pos, source[vstart:vend], vstart
+            pos = vend
+            continue
         try:  # a value ends at the line's end, unless its brackets go on
             vend = lexicon.find_top_level(source, vstart, ",", line_end if line_end >= 0 else None)
         except ValueError:

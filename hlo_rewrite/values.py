@@ -563,12 +563,30 @@ def _read_shapes(kind: str, text: str) -> object:
         except ValueError as exc:
             raise ValueReadError(str(exc), 0) from None
         return [one(p, 0) for p in pieces]
-    # literal=: a shape, then a literal of that shape
+    # literal=: a shape, then a literal of that shape; or a tuple of them, ( shape {...}, ... )
     from .literals import check_literal, split_shape_prefix
 
-    shape_text, literal_at = split_shape_prefix(text)
-    shape = one(shape_text, 0)
-    check_literal(shape, text[literal_at:], literal_at)  # type: ignore[arg-type]
+    def shaped(piece: str, at: int) -> None:
+        shape_text, literal_at = split_shape_prefix(piece)
+        shape = one(shape_text, at)
+        check_literal(shape, piece[literal_at:], at + literal_at)  # type: ignore[arg-type]
+
+    start = lexicon.skip_trivia(text, 0)
+    if text.startswith("(", start):
+        try:
+            close = lexicon.matching_close(text, start)
+            pieces = lexicon.split_top_level(text[start + 1 : close - 1])
+        except ValueError as exc:
+            raise ValueReadError(str(exc), start) from None
+        if lexicon.skip_trivia(text, close) < len(text):
+            raise ValueReadError("unexpected text after the tuple literal", close)
+        at = start + 1
+        for piece in pieces:
+            if piece.strip():
+                shaped(piece, at)
+            at += len(piece) + 1
+        return text
+    shaped(text, 0)
     return text
 
 

@@ -26,6 +26,13 @@ def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> st
 
 #: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
 REJECTED: list[tuple[str, str, int, int, str]] = [
+    ("slice_sizes on two operands", module(
+        "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
+        "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1}}, slice_sizes={{1}}\n"),
+     12, 47, "must have exactly four operands with slice_sizes"),
+    ("tuple literal of the wrong size", module(
+        '  p = f32[1] parameter(0)\n  ROOT r = f32[1] custom-call(p), custom_call_target="foo", '
+        "literal=( s32[4]{0} {4, 128, 3} )\n"), 11, 91, "expects 4 elements"),
     ("operand count", module("  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p, p)\n"),
      11, 24, "expects 1 operands, but has 2 operands"),
     ("operand count, % names", module("  %p = f32[] parameter(0)\n  ROOT %r = f32[] negate(%p, %p)\n"),
@@ -147,6 +154,16 @@ def test_strict_rejects_with_a_located_message(label, text, line, column, words)
 
 #: what XLA accepts, in several styles: strict mode accepts it too
 ACCEPTED: list[tuple[str, str]] = [
+    ("tuple literal attribute", module(
+        '  p = f32[1] parameter(0)\n  ROOT r = f32[1] custom-call(p), custom_call_target="foo", '
+        "literal=( s32[4]{0} {4, 128, 128, 3}, pred[2]{0} {1, 0} )\n")),
+    ("braced header value over lines", module(
+        "  ROOT p = f32[] parameter(0)\n",
+        head='HloModule m, origin_recovery_table={\n  {"c"} : {"c__ovp0"},\n  "\n    HloModule r\n\n'
+             '    ENTRY e {\n      ROOT q = f32[] parameter(0)\n    }\n  "\n}\n\n')),
+    ("combined collective-permute", module(
+        "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
+        "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1},{1,2}}\n")),
     ("plain", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add\n")),
     ("percent names and operand shapes", "HloModule m\n\n%add (a: f32[], b: f32[]) -> f32[] {\n"
      "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = f32[] add(f32[] %a, f32[] %b)\n}\n\n"
