@@ -134,7 +134,7 @@ def _canonical_ints_fit(element_type: str, row: str) -> bool:
 def _canonical_floats_fit(element_type: str, row: str) -> bool | None:
     """Like :func:`_canonical_ints_fit` for floating-point rows; None when a NaN payload
     needs the element-by-element reading."""
-    if "(" in row:
+    if "(" in row or element_type == "f64":  # a double's overflow reads as inf: look closer
         return None
     limit = lexicon.float_max(element_type)[1]
     inf = float("inf")
@@ -161,10 +161,18 @@ def _check_ints(element_type: str, row: str, at: int) -> None:
             f"{_type_name(element_type)} namely [{lo}, {hi}]", at + m.start())
 
 
+#: a decimal that may be beyond a double's range: over 308 digits, or a three-digit exponent
+_F64_BIG: Final = re.compile(r"(?<![\d.eE+\-])-?(?:\d{309,}\.?\d*(?:[eE][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)[eE]\+?\d{3,})")
+
+
 def _check_floats(element_type: str, row: str, at: int) -> None:
     top, limit = lexicon.float_max(element_type)
-    if element_type == "f64":
-        return  # a double: every finite decimal XLA reads fits, a larger one is inf
+    if element_type == "f64":  # a decimal beyond a double's range reads as inf: XLA refuses it
+        for m in _F64_BIG.finditer(row):
+            if abs(float(m.group())) == float("inf"):
+                raise ValueReadError(
+                    "Constant is out of range for double (+/-1.79769e+308) and so is unparsable.", at + m.start())
+        return
     big = _BIG_FLOAT_CACHE.get(element_type)
     if big is None:
         digits = len(str(int(top)))

@@ -26,6 +26,8 @@ def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> st
 
 #: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
 REJECTED: list[tuple[str, str, int, int, str]] = [
+    ("f64 constant beyond a double", module("  ROOT c = f64[2] constant({1, -1.8e308})\n"),
+     10, 32, "Constant is out of range for double"),
     ("slice_sizes on two operands", module(
         "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
         "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1}}, slice_sizes={{1}}\n"),
