@@ -306,8 +306,10 @@ def _read_window(r: _Reader) -> str:
         tok = r.peek()
         if tok is None or tok[0] not in ("num", "pat", "word"):
             raise r.fail("window sizes like 3x3")
-        pattern = _PAD_RE if key == "pad" else _DXD_RE
+        pattern = _WINDOW_PAD_RE if key == "pad" else _DXD_RE
         if not pattern.fullmatch(tok[1]):
+            if key == "pad" and _PAD_RE.fullmatch(tok[1]):  # low_high_interior: a pad op's, not a window's
+                raise ValueReadError("expects padding_low and padding_high separated by '_'", tok[2])
             raise ValueReadError(f"malformed window {key} '{tok[1]}'", tok[2])
         r.i += 1
     return ""
@@ -315,6 +317,7 @@ def _read_window(r: _Reader) -> str:
 
 _DXD_RE = re.compile(r"\d+(?:x\d+)*")
 _PAD_RE = re.compile(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
+_WINDOW_PAD_RE = re.compile(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
 _DIM_LABELS_RE = re.compile(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")
 _PRECISIONS: Final = frozenset({"default", "high", "highest", "packed_nibble"})
 
@@ -616,7 +619,7 @@ _FRONTEND_RE = re.compile(
     r"[ \t]*\{(?:" + lexicon.IDENTIFIER + r'="(?:[^"\\]|\\.)*"(?:,[ \t]*' + lexicon.IDENTIFIER
     + r'="(?:[^"\\]|\\.)*")*)?\}[ \t]*', re.S)
 _WINDOW_RE = re.compile(r"[ \t]*\{(?:[ \t]*(?:size|stride|lhs_dilate|rhs_dilate|rhs_reversal)=\d+(?:x\d+)*"
-                        r"|[ \t]*pad=-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*)*[ \t]*\}[ \t]*")
+                        r"|[ \t]*pad=-?\d+_-?\d+(?:x-?\d+_-?\d+)*)*[ \t]*\}[ \t]*")
 _PRECISION_RE = re.compile(r"[ \t]*\{[ \t]*(?:[A-Za-z_]+[ \t]*(?:,[ \t]*[A-Za-z_]+[ \t]*)*)?\}[ \t]*")
 
 

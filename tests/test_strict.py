@@ -26,6 +26,10 @@ def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> st
 
 #: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
 REJECTED: list[tuple[str, str, int, int, str]] = [
+    ("window pad with an interior part", module(
+        "  p = f32[1,2,1] parameter(0)\n  f = f32[1,1,1] parameter(1)\n"
+        "  ROOT c = f32[1,2,1] convolution(p, f), dim_labels=b0f_0io->b0f, window={pad=1_1_0 size=1}\n"),
+     12, 79, "expects padding_low and padding_high separated by '_'"),
     ("f64 constant beyond a double", module("  ROOT c = f64[2] constant({1, -1.8e308})\n"),
      10, 32, "Constant is out of range for double"),
     ("slice_sizes on two operands", module(
