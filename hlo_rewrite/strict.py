@@ -399,7 +399,7 @@ class _Checker:
         # a plain one only where a rule looks inside it
         shape_text = r.shape_text[0] if r.shape_text is not None else ""
         shape = None
-        if opcode == "constant" or spec.name in _ASYNC:
+        if opcode in ("constant", "infeed") or spec.name in _ASYNC:
             shape = self._shape(instr, r)
         elif (shape_text.startswith("(") or _UNUSUAL_DIMS.search(shape_text) is not None) and (
             instr.shape not in self.shapes
@@ -582,6 +582,8 @@ class _Checker:
             at = next(a for k, a, _v, _vat in r.attrs if k == "to_apply")
             raise self.error(instr, r.text, at, "A single instruction can't have both to_apply and "
                              "called_computations")
+        if name == "infeed" and shape is not None and not (shape.is_tuple and shape.tuple_shapes):
+            raise self.error(instr, r.text, r.opcode_at, "infeed must have a non-empty tuple shape")
         if name in ("async-start", "async-update", "async-done"):
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
 

@@ -26,6 +26,8 @@ def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> st
 
 #: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
 REJECTED: list[tuple[str, str, int, int, str]] = [
+    ("infeed without a tuple shape", module("  t = token[] after-all()\n  ROOT i = pred[] infeed(t)\n"),
+     11, 19, "infeed must have a non-empty tuple shape"),
     ("window pad with an interior part", module(
         "  p = f32[1,2,1] parameter(0)\n  f = f32[1,1,1] parameter(1)\n"
         "  ROOT c = f32[1,2,1] convolution(p, f), dim_labels=b0f_0io->b0f, window={pad=1_1_0 size=1}\n"),
@@ -160,6 +162,7 @@ def test_strict_rejects_with_a_located_message(label, text, line, column, words)
 
 #: what XLA accepts, in several styles: strict mode accepts it too
 ACCEPTED: list[tuple[str, str]] = [
+    ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("tuple literal attribute", module(
         '  p = f32[1] parameter(0)\n  ROOT r = f32[1] custom-call(p), custom_call_target="foo", '
         "literal=( s32[4]{0} {4, 128, 128, 3}, pred[2]{0} {1, 0} )\n")),
