@@ -616,12 +616,37 @@ class _Checker:
                 raise self.error(instr, r.text, r.opcode_at,
                                  f"Expect async wrapped opcode to be {theirs or 'the one of ' + producer.name}, "
                                  f"but got {mine}")
+        # an execution thread written on an update or done must be the chain's (the start's,
+        # "main" when it names none); one not written is the chain's
+        start_thread = _execution_thread(producer, local)
+        thread = attrs.get("async_execution_thread", start_thread)
+        if start_thread is not None and thread != start_thread:
+            at = next((vat for k, _a, _v, vat in r.attrs if k == "async_execution_thread"), r.opcode_at)
+            raise self.error(instr, r.text, at, f"Expect async_execution_thread to be {start_thread}, but got {thread}")
         if "calls" in attrs:
             theirs = _calls_of(producer, local)
             if theirs is not None and theirs != attrs["calls"]:
                 at = next(vat for k, _a, _v, vat in r.attrs if k == "calls")
                 raise self.error(instr, r.text, at, f"Expect async_wrapped_computation to be {theirs}, "
                                  f"but got {attrs['calls']}")
+
+
+def _execution_thread(op: Instruction, local: dict[str, Instruction]) -> str | None:
+    """The execution thread of the async chain ``op`` belongs to (None when unreadable)."""
+    seen = 0
+    while True:
+        text = op.attr_text("async_execution_thread")
+        if text is not None:
+            try:
+                return str(read(Kind.STRING, text))
+            except ValueReadError:  # refused where that instruction itself is checked
+                return None
+        before = local.get(op.operands[0]) if op.operands else None
+        spec = spec_of(op.opcode)
+        if spec is None or spec.name == "async-start" or before is None or seen > len(local):
+            return "main"
+        op = before
+        seen += 1
 
 
 _ALLOWED: dict[str, tuple[dict[str, AttrSpec], frozenset[str]]] = {}

@@ -26,6 +26,12 @@ def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> st
 
 #: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
 REJECTED: list[tuple[str, str, int, int, str]] = [
+    ("async update on another thread", module(
+        "  p = f32[10] parameter(0)\n"
+        '  s = ((f32[10]), f32[20], s32[]) custom-call-start(p), custom_call_target="foo"\n'
+        '  u = ((f32[10]), f32[20], s32[]) custom-call-update(s), async_execution_thread="foo_thread"\n'
+        "  ROOT d = f32[20] custom-call-done(u)\n"),
+     12, 81, "Expect async_execution_thread to be main, but got foo_thread"),
     ("infeed without a tuple shape", module("  t = token[] after-all()\n  ROOT i = pred[] infeed(t)\n"),
      11, 19, "infeed must have a non-empty tuple shape"),
     ("window pad with an interior part", module(
@@ -162,6 +168,12 @@ def test_strict_rejects_with_a_located_message(label, text, line, column, words)
 
 #: what XLA accepts, in several styles: strict mode accepts it too
 ACCEPTED: list[tuple[str, str]] = [
+    ("async chain on the start's thread", module(
+        "  p = f32[10] parameter(0)\n"
+        '  s = ((f32[10]), f32[20], s32[]) custom-call-start(p), async_execution_thread="t1", '
+        'custom_call_target="foo"\n'
+        "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
+        '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("tuple literal attribute", module(
         '  p = f32[1] parameter(0)\n  ROOT r = f32[1] custom-call(p), custom_call_target="foo", '
