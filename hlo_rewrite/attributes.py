@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .errors import HloParseError
-from .lexicon import IDENTIFIER, UnclosedError, attribute_value_end, skip_string, skip_trivia
+from .lexicon import IDENTIFIER, attribute_value_end, skip_string, skip_trivia
 from .opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS
 
 if TYPE_CHECKING:
@@ -37,49 +37,40 @@ def scan_value_end(text: str, pos: int) -> int:
     return attribute_value_end(text, pos)
 
 
-def _split(text: str) -> list[tuple[str, str]]:
-    """The pairs of :func:`split_attributes`; ``ValueError(message, offset)`` where the text
-    stops being attributes."""
-    out: list[tuple[str, str]] = []
-    n = len(text)
-    pos = skip_trivia(text, 0)
-    while pos < n:
-        if text[pos] != ",":
-            raise ValueError(f"expected ',' before {text[pos:pos + 20]!r}", pos)
-        m = _NAME_RE.match(text, pos + 1)
-        calls_list = m is None and out and out[-1][0] == "calls"
-        if m is None and not calls_list:
-            raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}", pos)
-        vstart = pos + 1 if m is None else m.end()
-        try:
-            vend = scan_value_end(text, vstart)
-        except UnclosedError as exc:
-            raise ValueError(str(exc), exc.offset) from None
-        except ValueError as exc:
-            raise ValueError(str(exc), vstart) from None
-        if m is None:  # `calls=%a, %b`: XLA's printer lists several fusion callees this way
-            out[-1] = ("calls", out[-1][1] + text[pos:vend].rstrip())
-        else:
-            out.append((m.group(1), text[vstart:vend].rstrip()))
-        pos = skip_trivia(text, vend)
-    return out
-
-
 def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
     """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``."""
+    out: list[tuple[str, str]] = []
+    n = len(text)
     try:
-        return _split(text)
+        pos = skip_trivia(text, 0)
+        while pos < n:
+            if text[pos] != ",":
+                raise ValueError(f"expected ',' before {text[pos:pos + 20]!r}")
+            m = _NAME_RE.match(text, pos + 1)
+            if m is None and out and out[-1][0] == "calls":
+                # `calls=%a, %b`: XLA's printer lists several fusion callees this way
+                vend = scan_value_end(text, pos + 1)
+                out[-1] = ("calls", out[-1][1] + text[pos:vend].rstrip())
+                pos = skip_trivia(text, vend)
+                continue
+            if m is None:
+                raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}")
+            vstart = m.end()
+            vend = scan_value_end(text, vstart)
+            out.append((m.group(1), text[vstart:vend].rstrip()))
+            pos = skip_trivia(text, vend)
     except ValueError as exc:
         comp = instr.computation if instr else None
         module = comp.module if comp is not None else None
         src = instr.text if instr is not None and instr.line else None
         raise HloParseError(
-            f"malformed attributes: {exc.args[0]}",
+            f"malformed attributes: {exc}",
             filename=module.filename if module is not None else None,
             line=instr.line if instr else None,
             column=instr.column if instr else None,
             source_line=src.split("\n")[0] if src else None,
         ) from None
+    return out
 
 
 def name_list(value_text: str | None) -> list[str]:

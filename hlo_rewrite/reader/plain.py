@@ -317,12 +317,13 @@ def _line_operands(inner: str) -> list[str] | None:
         return None
 
 
-def _may_name_computations(opcode: str, attrs: str) -> bool:
+def _may_name_computations(opcode: str, attrs: str, maybe_control: bool) -> bool:
     """Whether an instruction's attribute text may name called computations or
-    control predecessors, which are then checked once all computations are known."""
+    control predecessors (only looked for when the text has the word anywhere), which
+    are then checked once all computations are known."""
     if opcode not in NON_CALLER_OPCODES and CALLEE_RE.search(attrs) is not None:
         return True
-    return "control-predecessors" in attrs
+    return maybe_control and "control-predecessors" in attrs
 
 
 class Scanner:
@@ -593,9 +594,7 @@ class Scanner:
             if fast:
                 j = i
                 is_root = root is not None
-                calls = (opcode not in NON_CALLER_OPCODES and CALLEE_RE.search(attrs) is not None) or (
-                    maybe_control and "control-predecessors" in attrs
-                )
+                calls = _may_name_computations(opcode, attrs, maybe_control)
                 calls_text = attrs
                 if build:
                     assert lm is not None
@@ -647,7 +646,7 @@ class Scanner:
                     self._grammar_error(i, j)  # an unterminated comment: the grammar locates it
                 calls_text = body[attrs_at:]
                 _check_one_instruction(calls_text)
-                calls = _may_name_computations(opcode, calls_text)
+                calls = _may_name_computations(opcode, calls_text, maybe_control)
             # both paths: check the instruction against what came before (and build it)
             if not pct and text[lm.end(3) if fast and lm is not None else starts[i] + _name_end(lines[i], iname)] == "=":
                 raise NotPlain  # 'name=' is an attribute name to XLA's lexer: the token reader says so
