@@ -486,6 +486,11 @@ class Computation:
         self.source_span: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------- queries
+    @property
+    def is_built(self) -> bool:
+        """Whether the instruction objects exist (a reader may leave them to first use)."""
+        return self._lazy is None
+
     def _materialize(self) -> None:
         lazy = self._lazy
         assert lazy is not None
@@ -806,13 +811,35 @@ class Module:
         self.name: str | None = None
         self.pieces: list[str | Computation] = []
         self.computations: list[Computation] = []
-        self.style = Style()
+        self._style: Style | None = None  # how the source spells things, once known
         self.line_starts: Sequence[int] = ()  # offset of each source line (set by the reader)
         self._names: set[str] | None = None  # every instruction name, built on first use
         self.added_names: set[str] = set()  # names introduced by passes
         self._fresh_counters: dict[str, int] = {}
         self._source_words: dict[str, bool] = {}
         self.edits = 0
+
+    @property
+    def style(self) -> Style:
+        """How the source spells things, so that lines a pass prints look like their
+        neighbours. The reader works it out from ENTRY when ENTRY is built (before any edit
+        can reach it); asking first builds ENTRY. A module made by hand has the default."""
+        if self._style is None:
+            entry = self.entry if self.computations else None
+            if entry is not None and not entry.is_built:
+                entry._materialize()  # the reader's build sets the style
+            if self._style is None:
+                self._style = Style()
+        return self._style
+
+    @style.setter
+    def style(self, value: Style) -> None:
+        self._style = value
+
+    @property
+    def style_known(self) -> bool:
+        """Whether the style has been worked out (or set) already."""
+        return self._style is not None
 
     @property
     def names(self) -> set[str]:

@@ -81,17 +81,17 @@ def print_module(module: Module) -> str:
     return "".join(out)
 
 
-def detect_style(module: Module) -> None:
-    """Set ``module.style`` from how the input spells its instructions, so lines a pass
-    prints look like their neighbours: ``%`` names or not, indentation, operand shapes,
-    ``/*index=N*/`` comments (looked for in what is built already: ENTRY, where passes add)."""
-    style = module.style
+def detect_style(module: Module) -> Style:
+    """How the input spells its instructions, so lines a pass prints look like their
+    neighbours: ``%`` names or not, indentation, operand shapes, ``/*index=N*/`` comments.
+    Read from ENTRY (where passes add), which must be built and not edited yet."""
+    style = Style()
     source = module.source
     nl = source.find("\n")
     if nl > 0 and source[nl - 1] == "\r":
         style.newline = "\r\n"
-    built = [c for c in module.computations if c._lazy is None] or [module.entry]
-    first = next((comp.instructions[0] for comp in built if comp.instructions), None)
+    entry = module.entry
+    first = entry.instructions[0] if entry.instructions else None
     if first is not None and first.text is not None:
         text = first.text
         head = text.lstrip(" \t\r\n")
@@ -104,15 +104,12 @@ def detect_style(module: Module) -> None:
             style.indent = indent if line.lstrip(" \t")[:1] not in ("", "/") else "  "
         else:
             style.indent = text[: len(text) - len(text.lstrip(" \t"))]
-    for comp in built:
-        for instr in comp.instructions:
-            if instr.operands and instr.text is not None:
-                style.operand_shapes = _operands_have_shapes(instr)
-                break
-        else:
-            continue
-        break
+    for instr in entry.instructions:
+        if instr.operands and instr.text is not None:
+            style.operand_shapes = _operands_have_shapes(instr)
+            break
     style.index_comments = ("/*index=" in source) or style.percent
+    return style
 
 
 def _operands_have_shapes(instr: Instruction) -> bool:

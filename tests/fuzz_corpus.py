@@ -86,12 +86,13 @@ class Outcome:
     detail: str = ""
 
 
-def reading(text: str, filename: str, *, blocks: bool) -> tuple:
-    """What reading ``text`` gives, with or without the one-pass body check: the
-    error, or per computation what passes see before and after building it."""
+def reading(text: str, filename: str, *, blocks: bool, processes: int = 1) -> tuple:
+    """What reading ``text`` gives, with or without the one-pass body check (in up to
+    ``processes`` processes): the error, or per computation what passes see before and
+    after building it."""
     Scanner.check_blocks = blocks
     try:
-        module = parse_module(text, filename)
+        module = parse_module(text, filename, processes=processes)
     except HloError as exc:
         return ("error", exc.message, exc.line, exc.column)
     finally:
@@ -102,6 +103,7 @@ def reading(text: str, filename: str, *, blocks: bool) -> tuple:
         built = [(i.name, i.opcode, i.shape, i.operands, i.is_root, i.line, i.column, i.text, i.payload,
                   i.attrs_text, i.prefix) for i in comp.instructions]
         seen.append((comp.name, comp.head, comp.tail, hints, built))
+    seen.append(("(style)", repr(module.style)))
     if print_module(module) != text:
         raise AssertionError("the module read does not print back as its input")
     return ("ok", seen)

@@ -1,8 +1,9 @@
 """The one-pass check of a computation body agrees with the line-by-line reading.
 
-A computation that is not built at once (any but ENTRY) is checked in one pass
-over its text when every line of its body is one plain instruction
-(``Scanner._check_block``); otherwise it is read line by line. Both must accept
+A computation that is not built at once (any, ENTRY included, outside strict mode) is
+checked in one pass over its text when every line of its body is one plain instruction
+(``Scanner._check_block``; a long body a few thousand lines at a time); otherwise it is
+read line by line. Both must accept
 the same modules, reject the same ones with the same located error, and leave
 the same names, opcodes and noted instructions for the passes.
 """
@@ -77,7 +78,42 @@ ENTRY %main (x: f32[8]) -> f32[8] {
 
 
 def test_the_example_body_is_checked_in_one_pass():
-    assert _blocks_used(BODY) == 2
+    assert _blocks_used(BODY) == 3  # ENTRY too: it is built when a pass first asks
+
+
+def _long_body(lines: int) -> str:
+    """A module whose ENTRY is a chain of ``lines`` adds: longer than one check's stretch."""
+    body = ["  %p = f32[8]{0} parameter(0)", "  %a0 = f32[8]{0} add(%p, %p)"]
+    body += [f"  %a{k} = f32[8]{{0}} add(%a{k - 1}, /*index=1*/%p)" for k in range(1, lines - 2)]
+    body.append(f"  ROOT %r = f32[8]{{0}} negate(%a{lines - 3})")
+    return "HloModule m\n\nENTRY %main (p: f32[8]) -> f32[8] {\n" + "\n".join(body) + "\n}\n"
+
+
+def test_a_long_body_is_checked_in_stretches_as_one():
+    from hlo_rewrite.reader.patterns import BLOCK_MAX_LINES
+
+    text = _long_body(2 * BLOCK_MAX_LINES + 100)
+    assert _blocks_used(text) == 1
+    assert _outcome(text, True) == _outcome(text, False)
+    module = parse_module(text)
+    assert module.entry.get(f"a{BLOCK_MAX_LINES + 7}").operands == [f"a{BLOCK_MAX_LINES + 6}", "p"]
+
+
+@pytest.mark.parametrize("old, new, message", [
+    # an operand defined in a later stretch, a name defined again in a later stretch
+    ("add(%a9, /*index=1*/%p)", "add(%a9, /*index=1*/%a9000)", "used before its definition"),
+    ("%a9000 = f32[8]{0} add(%a8999", "%a10 = f32[8]{0} add(%a8999", "defined twice"),
+    ("%a9000 = f32[8]{0} add(%a8999, /*index=1*/%p)", "%a9000 = f32[8]{0} add(%a8999, /*index=1*/%q)",
+     "operand 'q' of 'a9000' is not defined"),
+    ("%a5001 = f32[8]{0} add(", "ROOT %a5001 = f32[8]{0} add(", "a second ROOT"),
+])
+def test_a_flaw_in_a_later_stretch_of_a_long_body_is_located_as_line_by_line(old, new, message):
+    text = _long_body(12000)
+    assert old in text
+    text = text.replace(old, new, 1)
+    both = _outcome(text, True)
+    assert both == _outcome(text, False)
+    assert both[0] == "error" and message in both[1]
 
 
 @pytest.mark.parametrize(
@@ -151,7 +187,7 @@ def test_odd_but_possible_spellings_read_the_same_both_ways(old, new):
 def test_root_in_a_string_falls_back_and_still_reads():
     text = BODY.replace('op_name="jit(f)/mul"', 'op_name="ROOT"')
     assert _outcome(text, True) == _outcome(text, False)
-    assert _blocks_used(text) == 1  # 'fused' was read line by line
+    assert _blocks_used(text) == 2  # 'fused' was read line by line
 
 
 def test_index_comments_in_operand_lists():
@@ -159,7 +195,7 @@ def test_index_comments_in_operand_lists():
         "multiply(%p0, %p1)", "multiply(%p0, /*index=1*/%p1)"
     )
     assert _outcome(text, True) == _outcome(text, False)
-    assert _blocks_used(text) == 2
+    assert _blocks_used(text) == 3
     assert parse_module(text).computation("fused").get("m").operands == ["p0", "p1"]
 
 
@@ -243,7 +279,7 @@ def _chain_module(length: int, shape: str = "f32[8]{0}") -> str:
 
 def test_tuple_shapes_are_read_in_one_pass_and_built_the_same():
     text = _chain_module(50)
-    assert _blocks_used(text) == 1
+    assert _blocks_used(text) == 2  # the body and ENTRY
     assert _outcome(text, True) == _outcome(text, False)
     body = parse_module(text).computation("body")
     assert body is not None and body.root.shape == "(f32[8]{0}, f32[8]{0})"
@@ -262,11 +298,11 @@ def test_a_quote_in_a_tuple_shape_reads_as_line_by_line(old, new):
     assert outcome[0] == "error"
 
 
-def test_a_very_long_body_is_read_line_by_line():
+def test_a_very_long_body_with_a_tuple_root_is_checked_in_one_pass():
     from hlo_rewrite.reader.patterns import BLOCK_MAX_LINES as _BLOCK_MAX_LINES
 
     text = _chain_module(_BLOCK_MAX_LINES + 10)
-    assert _blocks_used(text) == 0
+    assert _blocks_used(text) == 2
     assert _outcome(text, True) == _outcome(text, False)
 
 
@@ -282,5 +318,5 @@ def test_passes_do_not_build_computations_they_have_nothing_to_do_in():
 
 def test_crlf_line_endings_read_the_same_both_ways():
     text = BODY.replace("\n", "\r\n")
-    assert _blocks_used(text) == 2
+    assert _blocks_used(text) == 3
     assert _outcome(text, True) == _outcome(text, False)

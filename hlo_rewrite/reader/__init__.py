@@ -19,7 +19,6 @@ import re
 from ..errors import HloError, HloInternalError
 from ..ir import Module
 from ..printer import detect_style
-from .general import read_tokens
 from .lazy import NOTED_OPCODES
 from .plain import GrammarError, NotPlain, Scanner, read_plain
 
@@ -48,18 +47,29 @@ def looks_plain(text: str) -> bool:
     return True
 
 
-def parse_module(text: str, filename: str | None = None, *, strict: bool = False) -> Module:
+def read_tokens(text: str, filename: str | None) -> Module:
+    """Read text in any layout XLA's parser reads, token by token (:mod:`.general`, imported
+    only when a module needs it)."""
+    from .general import read_tokens as read
+
+    return read(text, filename)
+
+
+def parse_module(text: str, filename: str | None = None, *, strict: bool = False, processes: int = 1) -> Module:
     """Read HLO module text into a :class:`Module`.
 
     Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
     of the first problem. ``strict`` also checks the module against what XLA's
-    parser accepts (:func:`hlo_rewrite.strict.check_module`).
+    parser accepts (:func:`hlo_rewrite.strict.check_module`). With ``processes`` above 1,
+    a large module's computation bodies are checked by that many processes (forked
+    workers, :mod:`hlo_rewrite.reader.parallel`): the result and any error are the same.
     """
     was_enabled = gc.isenabled()
     gc.disable()  # reading allocates many small objects and frees none of them
     try:
-        module = _read(text, filename, strict)
-        detect_style(module)
+        module = _read(text, filename, strict, processes)
+        if module.entry.is_built:  # else when ENTRY is first built (see build_body)
+            module.style = detect_style(module)
         if strict:
             from .. import strict as strict_checks
 
@@ -70,11 +80,11 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
             gc.enable()
 
 
-def _read(text: str, filename: str | None, strict: bool) -> Module:
+def _read(text: str, filename: str | None, strict: bool, processes: int) -> Module:
     if not looks_plain(text):
         return read_tokens(text, filename)
     try:
-        return read_plain(text, filename, strict)
+        return read_plain(text, filename, strict, processes)
     except NotPlain:
         return read_tokens(text, filename)
     except HloInternalError:

@@ -1,37 +1,252 @@
 """The one-pass check of a computation body that is one plain instruction a line.
 
-XLA prints one instruction a line. A body of only such lines (not ENTRY's, which is built at
-once) is checked by one regular-expression pass over its text, a byte-level check that brackets
-nest on every line, and set operations: the same rules as the line-by-line reading. Its
-instruction objects are built from the same text on first use (:func:`build_block`).
+XLA prints one instruction a line. A body of only such lines is checked by one
+regular-expression pass over its text (a few thousand lines at a time), a byte-level check
+that brackets nest on every line, and set operations: the same rules as the line-by-line
+reading (:class:`BodyChecker`). The check reads only the text, so a worker process can run it
+(:mod:`.parallel`). The instruction objects are built from the same text on first use
+(:func:`build_block`).
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import chain, repeat
+from operator import ge
 from sys import intern
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..ir import Instruction
+from ..opcodes import OPCODE_NAMES
+from ..shapes import ELEMENT_TYPES
+from .lazy import NOTED_OPCODES
 from .patterns import (
     BLOCK_LINE,
+    BLOCK_MAX_LINES,
     BUILT_LINE,
+    CALLEE_RE,
+    CALLEE_VALUES,
+    INDEX_COMMENT,
     INDEXED_OPERAND,
     INDEXED_OPERAND_LIST,
     NAME_FIND,
     NAMES_ONLY,
+    NEXT_IS_NAME,
+    NON_CALLER_OPCODES,
     NOT_BRACKETS,
     OPCODE_SPELLINGS,
     PAYLOAD_OPCODES,
     ROW_NAME,
+    ROW_OPCODE,
+    ROW_OPERANDS,
+    ROW_TYPE,
+    STRING,
 )
 
 if TYPE_CHECKING:
     from ..ir import Computation
 
+#: the position of a name defined nowhere: after every line
+_NOWHERE = 1 << 62
+
 #: one object per set of opcodes present in a body (many bodies share a set)
 OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+# two " =" on one line
+_TWO_EQUALS = re.compile(r" =[^\n]* =")
+# a bracket group with no bracket inside
+_INNERMOST_GROUP = re.compile(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
+
+
+class BodyCheck(NamedTuple):
+    """What the one-pass check of a body found: its offsets and lines, and what passes ask."""
+
+    start: int  # offset of the body's first line
+    end: int  # offset of its closing '}'
+    last: int  # 0-based line of the closing '}'
+    instructions: int
+    opcodes: frozenset[str]
+    noted: list[tuple[str, str, int]]  # (name, opcode, line) of each noted instruction
+    callers: list[tuple[str, int]]  # (name, 0-based line) of instructions checked at the end
+
+
+class BodyChecker:
+    """The one-pass check of computation bodies in one module's text.
+
+    ``starts`` holds the offset of every line; ``tabs``, ``comments`` and ``control`` say
+    whether the text has tabs, ``/*`` and ``control-predecessors`` anywhere (one look at the
+    whole text spares a look into every body).
+    """
+
+    def __init__(self, text: str, starts: Sequence[int], *, tabs: bool, comments: bool, control: bool) -> None:
+        self.text = text
+        self.starts = starts
+        self.tabs = tabs
+        self.comments = comments
+        self.control = control
+
+    def check(self, first: int, known: set[str] | frozenset[str]) -> BodyCheck | None:
+        """Check the body whose first line is ``first`` when every line of it is one plain
+        instruction (XLA prints nothing else); None when the body needs the line-by-line
+        reading (which also locates every error).
+
+        The same rules hold as line by line: each line is a whole instruction (brackets nest
+        properly on it), names are unique, element types known, at most one ROOT, every
+        operand defined on an earlier line, and every called computation in ``known`` or
+        noted among the callers for the check at the end. A long body is checked
+        :data:`BLOCK_MAX_LINES` lines at a time, so that what is held at once stays small.
+        """
+        text = self.text
+        starts = self.starts
+        s = starts[first]
+        close = text.find("\n}", s - 1)
+        if close < s:
+            return None  # no body, or its end is not a '}' line: read line by line
+        e = close + 1
+        last = bisect_right(starts, e, first) - 1  # the '}' line
+        if last <= first or BLOCK_LINE.match(text, starts[last - 1], e) is None:
+            return None  # the last line (most often the ROOT, with operands) already is not plain
+        if text.count("ROOT", s, e) > 1:
+            return None  # two ROOTs, or the word elsewhere: line by line tells
+        comments = self.comments and text.find("/*", s, e) >= 0
+        if comments and not comments_closed(text, s, e):
+            return None
+        position: dict[str, int] = {}
+        present: set[str] = set()
+        callers: list[tuple[str, int]] = []
+        noted: list[tuple[str, str, int]] = []
+        for c0 in range(first, last, BLOCK_MAX_LINES):
+            c1 = min(c0 + BLOCK_MAX_LINES, last)
+            if not self._stretch(c0, c1, first, position, present, callers, noted, comments, known):
+                return None
+        n = last - first
+        equals = text.count(" =", s, e) + (text.count("\t=", s, e) if self.tabs else 0)
+        if equals != n and (self.tabs or not one_head_a_line(text, s, e, n, equals)):
+            return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
+        if self.control:
+            at = text.find("control-predecessors", s, e)
+            while at >= 0:
+                k = bisect_right(starts, at) - 1
+                row = BLOCK_LINE.match(text, starts[k])
+                assert row is not None
+                callers.append((row.group(1), k))
+                at = text.find("control-predecessors", starts[k + 1], e)
+        return BodyCheck(s, e, last, n, frozenset(present), noted, callers)
+
+    def _stretch(
+        self,
+        c0: int,
+        c1: int,
+        first: int,
+        position: dict[str, int],
+        present: set[str],
+        callers: list[tuple[str, int]],
+        noted: list[tuple[str, str, int]],
+        comments: bool,
+        known: set[str] | frozenset[str],
+    ) -> bool:
+        """Check lines c0..c1-1 of the body that starts on line ``first``, adding to what
+        the lines before them gave."""
+        text = self.text
+        starts = self.starts
+        s, e = starts[c0], starts[c1]
+        rows = BLOCK_LINE.findall(text, s, e)
+        n = len(rows)
+        if n != c1 - c0:
+            return False  # some line is not one plain instruction
+        if not brackets_nest_on_each_line(text[s:e], n):
+            return False  # brackets left over on some line (or inside a string there)
+        base = c0 - first
+        stretch = dict(zip(map(ROW_NAME, rows), range(base, base + n), strict=True))
+        if len(stretch) != n or (position and not position.keys().isdisjoint(stretch)):
+            return False  # a name defined twice
+        if not stretch.keys().isdisjoint(ELEMENT_TYPES):
+            return False  # a name XLA refuses (as one starting with '__', which BLOCK_LINE does not take)
+        types = set(map(ROW_TYPE, rows))
+        types.discard("")
+        if not types <= ELEMENT_TYPES:
+            return False
+        position.update(stretch)
+        if not operands_defined_before_use(list(map(ROW_OPERANDS, rows)), position, comments, base):
+            return False
+        opcodes = set(map(ROW_OPCODE, rows))
+        if not opcodes <= OPCODE_NAMES:
+            return False  # an unknown opcode: line by line locates it
+        if not opcodes <= NON_CALLER_OPCODES:
+            for k, row in enumerate(rows):
+                if row[2] not in NON_CALLER_OPCODES:
+                    line = text[starts[c0 + k] : starts[c0 + k + 1] - 1]
+                    if CALLEE_RE.search(line) is not None and not callees_plainly_known(line, known):
+                        callers.append((row[0], c0 + k))
+        if not opcodes.isdisjoint(NOTED_OPCODES):
+            noted.extend(
+                (r[0], OPCODE_SPELLINGS[r[2]], c0 + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
+            )
+        present.update(OPCODE_SPELLINGS[o] for o in opcodes)
+        return True
+
+
+def callees_plainly_known(text: str, known: set[str] | frozenset[str]) -> bool:
+    """The quick check: every ``, key=value`` naming a computation names a known one.
+
+    A match inside a string can only add names to check (a name that is not known sends the
+    instruction to the proper reading), never hide a real attribute; only when the quick
+    check fails are the attributes split properly and the error located."""
+    if "control-predecessors" in text:
+        # rare; split so the attributes are checked as the verifier will read them
+        return False
+    for m in CALLEE_VALUES.finditer(text):
+        key, single, many = m.groups()
+        if key == "calls" and NEXT_IS_NAME.match(text, m.end()):
+            return False  # `calls=%a, %b`: let the splitter read it
+        names = [single] if single else [n.strip().lstrip("%") for n in many.split(",") if n.strip()]
+        for n in names:
+            if n not in known:
+                return False
+    return True
+
+
+def comments_closed(text: str, s: int, e: int) -> bool:
+    """Every line between offsets s and e that opens a ``/*`` comment closes it."""
+    at = text.find("/*", s, e)
+    while at >= 0:
+        begin = text.rfind("\n", s, at) + 1
+        end = text.find("\n", at, e)
+        line = text[begin:end]
+        if line.count("/*") != line.count("*/"):
+            return False
+        at = text.find("/*", end, e)
+    return True
+
+
+def one_head_a_line(text: str, s: int, e: int, n: int, count: int) -> bool:
+    """Whether each of the ``n`` lines between offsets s and e, which hold ``count`` " =" in
+    all, has exactly one outside strings and brackets (its head's; others are inside values
+    such as ``{heads = 32 : i64}``)."""
+    extra = 0
+    pos = s
+    search = _TWO_EQUALS.search
+    while (m := search(text, pos, e)) is not None:
+        begin = text.rfind("\n", s, m.start()) + 1 or s
+        end = text.find("\n", m.start(), e)
+        if top_level(text[begin:end]).count(" =") != 1:
+            return False
+        extra += text.count(" =", begin, end) - 1
+        pos = end
+    return count - extra == n
+
+
+def top_level(text: str) -> str:
+    """``text`` with its strings emptied and its bracket groups removed."""
+    text = STRING.sub('""', text)
+    while True:
+        reduced = _INNERMOST_GROUP.sub("", text)
+        if len(reduced) == len(text):
+            return text
+        text = reduced
 
 
 def brackets_nest_on_each_line(body: str, lines: int) -> bool:
@@ -45,33 +260,26 @@ def brackets_nest_on_each_line(body: str, lines: int) -> bool:
         nested = reduced
 
 
-def operands_defined_before_use(operands: list[str], position: dict[str, int], comments: bool) -> bool:
-    """Whether the operand texts of a body's lines (``operands[k]`` for line k)
-    are bare names, each defined on an earlier line (``position``)."""
+def operands_defined_before_use(
+    operands: list[str], position: dict[str, int], comments: bool, base: int = 0
+) -> bool:
+    """Whether the operand texts of a body's lines (``operands[k]`` for line ``base + k``)
+    are bare names, each defined on an earlier line (``position``: name to line)."""
     joined = ",".join(filter(None, operands))
     if not joined:
         return True
     if comments:  # XLA's /*index=N*/ may stand before a name
         if INDEXED_OPERAND_LIST.fullmatch(joined) is None:
             return False
-        find = INDEXED_OPERAND.findall
+        joined = INDEX_COMMENT.sub("", joined)
     elif NAMES_ONLY.fullmatch(joined) is None:
         return False  # operands written with shapes, or not plain names
-    get = position.get
-    k = -1
-    for names in operands:
-        k += 1
-        if not names:
-            continue
-        if comments:
-            for op in find(names):
-                if get(op, k) >= k:
-                    return False  # not defined, or not on an earlier line
-        else:  # bare names, as checked above: the text between commas, trimmed
-            for op in names.split(","):
-                if get(op.strip(" \t%"), k) >= k:
-                    return False
-    return True
+    # each item between commas is one name (checked above): the k-th line holds
+    # (its commas + 1) of them; every one must stand on an earlier line
+    names = NAME_FIND.findall(joined)
+    counts = [t.count(",") + 1 if t else 0 for t in operands]
+    lines = chain.from_iterable(map(repeat, range(base, base + len(operands)), counts))
+    return not any(map(ge, map(position.get, names, repeat(_NOWHERE)), lines))
 
 
 def block_names(text: str, start: int, end: int) -> list[str]:

@@ -104,8 +104,8 @@ BLOCK_LINE = re.compile(
     re.M,
 )
 ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))
-#: longest body checked in one pass: a longer one is read line by line, which holds
-#: one line's reading at a time instead of the whole body's (and was as fast, measured)
+#: lines of a body checked in one pass: a longer body is checked this many lines at a time
+#: (holding the reading of a 137,000-line body at once was slower than line by line)
 BLOCK_MAX_LINES = 5000
 # the same line read for building it: ROOT, %, name, shape, opcode, operand text
 BUILT_LINE = re.compile(
@@ -113,6 +113,7 @@ BUILT_LINE = re.compile(
     r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r"|" + TUPLE_SHAPE + r")[ \t]+)?([a-z][a-z0-9\-]*)\(([^()\n]*)\)"
 )
 INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*")
+INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 INDEXED_OPERAND = re.compile(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
 # every byte but brackets and newlines, deleted to check bracket nesting line by line
 NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")

@@ -33,22 +33,21 @@ from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
 from ..lexicon import instruction_name_problem
-from ..opcodes import OPCODE_NAMES, split_async_opcode
+from ..opcodes import split_async_opcode
+from ..printer import detect_style
 from ..shapes import ELEMENT_TYPES
-from .block import OPCODE_SETS, brackets_nest_on_each_line, build_block, operands_defined_before_use
+from . import parallel
+from .block import OPCODE_SETS, BodyChecker, build_block, callees_plainly_known, top_level
 from .checks import header_problem, unknown_opcode_message
-from .general import header_last
 from .lazy import NOTED_OPCODES, LazyBody
 from .lines import Lines
+from .parallel import MISSING, Prechecked
 
 if TYPE_CHECKING:
     from ..syntax import InstructionSyntax
 from .patterns import (
     ARRAY_SHAPE,
-    BLOCK_LINE,
-    BLOCK_MAX_LINES,
     CALLEE_RE,
-    CALLEE_VALUES,
     COMMENT,
     COMMON_HEAD,
     COMP_START,
@@ -61,25 +60,15 @@ from .patterns import (
     NAME_FIND,
     NAMES_ONLY,
     NEW_INSTRUCTION,
-    NEXT_IS_NAME,
     NON_CALLER_OPCODES,
     OPCODE,
     OPCODE_SPELLINGS,
     OPERAND_ITER,
     PAREN_OR_QUOTE,
     PAYLOAD_OPCODES,
-    ROW_NAME,
-    ROW_OPCODE,
-    ROW_OPERANDS,
-    ROW_TYPE,
     SECTION_WORDS,
     STRING,
 )
-
-# two " =" on one line
-_TWO_EQUALS = re.compile(r" =[^\n]* =")
-# a bracket group with no bracket inside
-_INNERMOST_GROUP = re.compile(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
 
 
 class GrammarError(HloParseError):
@@ -261,36 +250,9 @@ def _check_one_instruction(attrs: str) -> None:
     if rest.rstrip(" \t\r\n").endswith((",", "=")):
         raise NotPlain  # the attributes continue on the next line
     if " =" in attrs or "\t=" in attrs:
-        top = _top_level(attrs)
+        top = top_level(attrs)
         if " =" in top or "\t=" in top:
             raise NotPlain
-
-
-def _one_head_a_line(text: str, s: int, e: int, n: int, count: int) -> bool:
-    """Whether each of the ``n`` lines between offsets s and e, which hold ``count`` " =" in
-    all, has exactly one outside strings and brackets (its head's; others are inside values
-    such as ``{heads = 32 : i64}``)."""
-    extra = 0
-    pos = s
-    search = _TWO_EQUALS.search
-    while (m := search(text, pos, e)) is not None:
-        begin = text.rfind("\n", s, m.start()) + 1 or s
-        end = text.find("\n", m.start(), e)
-        if _top_level(text[begin:end]).count(" =") != 1:
-            return False
-        extra += text.count(" =", begin, end) - 1
-        pos = end
-    return count - extra == n
-
-
-def _top_level(text: str) -> str:
-    """``text`` with its strings emptied and its bracket groups removed."""
-    text = STRING.sub('""', text)
-    while True:
-        reduced = _INNERMOST_GROUP.sub("", text)
-        if len(reduced) == len(text):
-            return text
-        text = reduced
 
 
 def _name_end(line: str, name: str) -> int:
@@ -333,9 +295,12 @@ class Scanner:
     #: text when it allows (tests turn it off to compare with the line-by-line reading)
     check_blocks = True
 
-    def __init__(self, text: str, filename: str | None, strict: bool, *, module: Module | None = None) -> None:
+    def __init__(
+        self, text: str, filename: str | None, strict: bool, *, module: Module | None = None, processes: int = 1
+    ) -> None:
         """A reader of ``text``; with ``module`` (read from ``text`` before), one that builds
-        that module's unbuilt computations."""
+        that module's unbuilt computations. Up to ``processes`` processes may check the
+        bodies of a large module (:mod:`.parallel`)."""
         self.text = text
         self.filename = filename
         self.strict = strict
@@ -356,6 +321,11 @@ class Scanner:
         # look at the whole text spares a look into every computation)
         self.maybe_comments = self.module.source_has("/*")
         self.maybe_control = self.module.source_has("control-predecessors")
+        self.bodies = BodyChecker(
+            text, self.lines.starts, tabs=self.maybe_tabs, comments=self.maybe_comments, control=self.maybe_control
+        )
+        self.processes = processes
+        self.prechecked: Prechecked | None = None  # what worker processes found
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
@@ -418,6 +388,16 @@ class Scanner:
 
     # --------------------------------------------------------------------- scan
     def run(self) -> Module:
+        if self.processes > 1 and self.check_blocks and not self.strict:
+            self.prechecked = parallel.start(self.bodies, self.text, self.lines.starts, self.processes)
+        try:
+            return self._run()
+        finally:
+            if self.prechecked is not None:
+                self.prechecked.close()
+                self.prechecked = None
+
+    def _run(self) -> Module:
         text = self.text
         if "\x00" in text:
             off = text.index("\x00")
@@ -460,6 +440,8 @@ class Scanner:
                 seen_header = True
                 j = self._gather(i)
                 if j > i or line.rstrip().endswith("{"):  # not as XLA prints it: perhaps a computation follows
+                    from .general import header_last  # rare: not as XLA prints it
+
                     last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
                     if text[last : lines.end(j)].strip():
                         raise NotPlain  # something follows the header on its line
@@ -523,8 +505,9 @@ class Scanner:
             j += 1
             if j >= n:
                 raise NotPlain
-        # ENTRY is built at once: every pass looks at it
-        build = self.strict or into is not None or m.group(1) is not None
+        # strict mode builds every computation (its checks look at every instruction); otherwise
+        # a computation, ENTRY too, is built on first use (a pass asks its opcodes first)
+        build = self.strict or into is not None
         if into is not None:
             comp = into
         else:
@@ -683,7 +666,7 @@ class Scanner:
                     noted.append((iname, opcode, i + 1))
             prefix = []
             count += 1
-            if calls and into is None and not self._callees_plainly_known(calls_text, comp_names):
+            if calls and into is None and not callees_plainly_known(calls_text, comp_names):
                 # a callee not seen yet (it may be defined further down), or text the
                 # quick reading cannot vouch for: checked once all computations are known
                 self.callers.append((comp, iname, i))
@@ -733,101 +716,38 @@ class Scanner:
         return i
 
     def _check_block(self, comp: Computation, first: int, comp_names: set[str]) -> int | None:
-        """Check the body of a computation that is not built yet in one pass over
-        its text, when every line of it is one plain instruction (XLA prints
-        nothing else); returns the line after the computation, or None when the
-        body needs the line-by-line reading (which also locates every error).
-
-        The same rules hold as line by line: each line is a whole instruction
-        (brackets nest properly on it), names are unique, element types known,
-        at most one ROOT, every operand defined on an earlier line, and every
-        called computation known or noted for the check at the end.
-        """
-        text = self.text
-        starts = self.lines.starts
-        s = starts[first]
-        close = text.find("\n}", s - 1)
-        if close < s:
-            return None  # no body, or its end is not a '}' line: read line by line
-        e = close + 1
-        last = bisect_right(starts, e, first) - 1  # the '}' line
-        if last - first > BLOCK_MAX_LINES:
-            return None  # a long body: line by line keeps what is held in memory small
-        if last <= first or BLOCK_LINE.match(text, starts[last - 1], e) is None:
-            return None  # the last line (most often the ROOT, with operands) already is not plain
-        rows = BLOCK_LINE.findall(text, s, e)
-        n = len(rows)
-        if n != last - first:
-            return None  # some line is not one plain instruction
-        if not brackets_nest_on_each_line(text[s:e], n):
-            return None  # brackets left over on some line (or inside a string there)
-        comments = self.maybe_comments and text.find("/*", s, e) >= 0
-        if comments and not self._comments_closed(s, e):
+        """Check the body of a computation that is not built yet in one pass over its
+        text (:meth:`.block.BodyChecker.check`, or its result from a worker process);
+        returns the line after the computation, or None when the body needs the
+        line-by-line reading (which also locates every error)."""
+        found = self.prechecked.take(first) if self.prechecked is not None else MISSING
+        checked = self.bodies.check(first, comp_names) if found is MISSING else found
+        if checked is None:
             return None
-        position = dict(zip(map(ROW_NAME, rows), range(n), strict=True))
-        if len(position) != n:
-            return None  # a name defined twice
-        if not position.keys().isdisjoint(ELEMENT_TYPES):
-            return None  # a name XLA refuses (as one starting with '__', which BLOCK_LINE does not take)
-        types = set(map(ROW_TYPE, rows))
-        types.discard("")
-        if not types <= ELEMENT_TYPES:
-            return None
-        if text.count("ROOT", s, e) > 1:
-            return None  # two ROOTs, or the word elsewhere: line by line tells
-        if not operands_defined_before_use(list(map(ROW_OPERANDS, rows)), position, comments):
-            return None
-        opcodes = set(map(ROW_OPCODE, rows))
-        if not opcodes <= OPCODE_NAMES:
-            return None  # an unknown opcode: line by line locates it
-        equals = text.count(" =", s, e) + (text.count("\t=", s, e) if self.maybe_tabs else 0)
-        if equals != n and (self.maybe_tabs or not _one_head_a_line(text, s, e, n, equals)):
-            return None  # " =" elsewhere than in each head: perhaps a second instruction on a line
-        callers = []
-        if not opcodes <= NON_CALLER_OPCODES:
-            for k, row in enumerate(rows):
-                if row[2] not in NON_CALLER_OPCODES:
-                    line = text[starts[first + k] : starts[first + k + 1] - 1]
-                    if CALLEE_RE.search(line) is not None and not self._callees_plainly_known(line, comp_names):
-                        callers.append((comp, row[0], first + k))
-        if self.maybe_control:
-            at = text.find("control-predecessors", s, e)
-            while at >= 0:
-                k = bisect_right(starts, at) - 1
-                callers.append((comp, rows[k - first][0], k))
-                at = text.find("control-predecessors", starts[k + 1], e)
+        s, e, last, n, opcodes, noted, callers = checked
+        if found is not MISSING:
+            # a worker knew none of the computations: keep the callers as reading here would
+            opcodes = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
+            noted = [(name, OPCODE_SPELLINGS[op], line) for name, op, line in noted]
+            starts = self.lines.starts
+            callers = [
+                (name, k) for name, k in callers
+                if not callees_plainly_known(self.text[starts[k] : starts[k + 1] - 1], comp_names)
+            ]
         # the computation checks out: keep what passes ask before building it
-        self.callers.extend(callers)
-        present = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
+        self.callers.extend((comp, name, line) for name, line in callers)
         comp._lazy = LazyBody(
-            comp.line - 1,
-            block=(s, e),
-            opcodes=OPCODE_SETS.setdefault(present, present),
-            noted=[
-                (r[0], OPCODE_SPELLINGS[r[2]], first + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
-            ] if not present.isdisjoint(NOTED_OPCODES) else [],
+            comp.line - 1, block=(s, e), opcodes=OPCODE_SETS.setdefault(opcodes, opcodes), noted=noted
         )
         self.instruction_count += n
-        after = starts[last + 1]
+        text = self.text
+        after = self.lines.starts[last + 1]
         if text.startswith("}\n", e) and after == e + 2:
             comp.tail = "}\n"  # the common close, alone on its line
             return last + 1
         j = self._gather_tail(last)
         comp.tail = self._raw_block(last, j)
         return j + 1
-
-    def _comments_closed(self, s: int, e: int) -> bool:
-        """Every line between offsets s and e that opens a ``/*`` comment closes it."""
-        text = self.text
-        at = text.find("/*", s, e)
-        while at >= 0:
-            begin = text.rfind("\n", s, at) + 1
-            end = text.find("\n", at, e)
-            line = text[begin:end]
-            if line.count("/*") != line.count("*/"):
-                return False
-            at = text.find("/*", end, e)
-        return True
 
     def _gather_tail(self, i: int) -> int:
         """The closing '}' of a body is on line ``i``: only a line comment may follow it there
@@ -864,7 +784,7 @@ class Scanner:
         known = {c.name for c in self.module.computations}
         for comp, iname, line in self.callers:
             text = self._attrs_text_of(comp, iname, line)
-            if self._callees_plainly_known(text, known):
+            if callees_plainly_known(text, known):
                 continue
             instr = comp.by_name[iname]  # builds the computation's instructions
             attrs = instr._attrs
@@ -900,26 +820,6 @@ class Scanner:
             return m.group(7).rstrip("\r")
         return comp.by_name[iname].attrs_text or ""  # a rarer form: build and ask
 
-    @staticmethod
-    def _callees_plainly_known(text: str, known: set[str]) -> bool:
-        """The quick check: every ``, key=value`` naming a computation names a
-        known one. A match inside a string can only
-        add names to check (a name that is not known sends the instruction to
-        the proper reading), never hide a real attribute; only when the quick
-        check fails are the attributes split properly and the error located."""
-        if "control-predecessors" in text:
-            # rare; split so the attributes are checked as the verifier will read them
-            return False
-        for m in CALLEE_VALUES.finditer(text):
-            key, single, many = m.groups()
-            if key == "calls" and NEXT_IS_NAME.match(text, m.end()):
-                return False  # `calls=%a, %b`: let the splitter read it
-            names = [single] if single else [n.strip().lstrip("%") for n in many.split(",") if n.strip()]
-            for n in names:
-                if n not in known:
-                    return False
-        return True
-
 
 def build_body(comp: Computation, lazy: LazyBody) -> None:
     """Build the instruction objects of a computation that was only checked."""
@@ -935,12 +835,15 @@ def build_body(comp: Computation, lazy: LazyBody) -> None:
             m = COMP_START.match(reader.lines[lazy.header])
             assert m is not None
             reader._computation(lazy.header, m, set(), into=comp)
+        if comp.is_entry and not module.style_known:
+            module.style = detect_style(module)  # from ENTRY as read, before any edit
     finally:
         if was_enabled:
             gc.enable()
 
 
-def read_plain(text: str, filename: str | None, strict: bool) -> Module:
+def read_plain(text: str, filename: str | None, strict: bool, processes: int = 1) -> Module:
     """Read text as XLA prints it; raises :class:`NotPlain` for text it cannot vouch for.
-    ``strict`` builds every computation (for the strict checks that follow)."""
-    return Scanner(text, filename, strict).run()
+    ``strict`` builds every computation (for the strict checks that follow); up to
+    ``processes`` processes check the bodies of a large module."""
+    return Scanner(text, filename, strict, processes=processes).run()

@@ -1,0 +1,202 @@
+"""Checking a large module's computation bodies in worker processes while the reader reads on.
+
+The one-pass body check (:class:`.block.BodyChecker`) reads only the module's text, so it can
+run anywhere the text is. For a large module, when the caller allows more than one process,
+the reader forks workers at the start (POSIX ``fork``: the text and the line offsets are
+shared, not copied). Each worker checks the bodies of one later stretch of the module and
+sends back what it found; the reader checks the first stretch itself, and takes a worker's
+findings when it reaches that worker's stretch. A body a worker did not check, or found not
+plain, is read by the reader as always, so the errors and their locations do not depend on
+the path taken: a worker only ever saves the reader work it would have done the same way.
+
+A worker that fails in any way (killed, out of memory, an exception) costs only time: the
+reader then checks that stretch itself. Workers are ended with the reading, whatever ends it.
+
+Forking is safe only in a process with one thread (another thread may hold a lock the worker
+would need), so workers are forked only on Linux, where ``/proc`` tells how many threads the
+process has, and only when it has one: the command does, a program that embeds the library
+and runs threads (or has loaded jaxlib) reads in one process.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import signal
+import sys
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import Final, Literal
+
+from .block import BodyCheck, BodyChecker
+
+#: a module smaller than this is read in one process: forking and sending results back
+#: would cost more than it saves
+PARALLEL_MIN_BYTES: Final = 4 << 20
+
+class _Missing(enum.Enum):
+    MISSING = 0
+
+
+#: what :meth:`Prechecked.take` gives for a body no worker checked
+MISSING: Final = _Missing.MISSING
+
+# the end of a computation's header line as XLA prints it: the body starts on the next line
+# (a line taken for a header by mistake only makes a worker check text nobody asks about)
+_HEAD_END = re.compile(r" \{\r?\n")
+
+
+class _Worker:
+    """One forked worker: its process, the read end of its pipe, its first body line."""
+
+    __slots__ = ("pid", "fd", "first", "results")
+
+    def __init__(self, pid: int, fd: int, first: int) -> None:
+        self.pid = pid
+        self.fd = fd
+        self.first = first
+        self.results: dict[int, tuple | None] | None = None
+
+
+class Prechecked:
+    """The findings of the workers checking the later stretches of one module."""
+
+    def __init__(self, workers: list[_Worker]) -> None:
+        self._workers = workers  # in text order
+        self._firsts = [w.first for w in workers]
+
+    def take(self, first: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
+        """A worker's finding for the body starting on line ``first`` (a :class:`BodyCheck`,
+        or None: not plain), or :data:`MISSING` when no worker checked it."""
+        k = bisect_left(self._firsts, first + 1) - 1
+        if k < 0:
+            return MISSING
+        worker = self._workers[k]
+        if worker.results is None:
+            worker.results = _collect(worker)
+        if first not in worker.results:
+            return MISSING
+        found = worker.results.pop(first)
+        return None if found is None else BodyCheck(*found)
+
+    def close(self) -> None:
+        """End every worker still running and forget what they found."""
+        for worker in self._workers:
+            if worker.results is None:
+                try:
+                    os.kill(worker.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                _end(worker)
+                worker.results = {}
+
+
+def start(checker: BodyChecker, text: str, starts: Sequence[int], processes: int) -> Prechecked | None:
+    """Fork up to ``processes - 1`` workers checking the bodies of the later stretches of
+    ``text``; None when the text is too small, or forking is not possible."""
+    if processes < 2 or len(text) < PARALLEL_MIN_BYTES or not single_threaded():
+        return None
+    import pickle  # noqa: F401 - imported before forking, so the workers find it loaded
+    # stretches of about equal size in bytes, each starting where a body does
+    cuts: list[int] = []
+    for part in range(1, processes):
+        at = _body_near(text, len(text) * part // processes)
+        if at > (cuts[-1] if cuts else 0):
+            cuts.append(at)
+    workers: list[_Worker] = []
+    try:
+        for k, cut in enumerate(cuts):
+            end = cuts[k + 1] if k + 1 < len(cuts) else len(text)
+            firsts = [bisect_left(starts, m.end()) for m in _HEAD_END.finditer(text, cut - 3, end)]
+            worker = _fork(checker, firsts) if firsts else None
+            if worker is None:
+                break
+            workers.append(worker)
+    except BaseException:
+        Prechecked(workers).close()
+        raise
+    return Prechecked(workers) if workers else None
+
+
+def single_threaded() -> bool:
+    """Whether this process runs one thread only (and so may fork safely)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _body_near(text: str, at: int) -> int:
+    """The offset of the body start nearest to offset ``at`` (0 when there is none)."""
+    before = text.rfind(" {\n", 0, at)
+    after = text.find(" {\n", at)
+    if after < 0:
+        return before + 3 if before >= 0 else 0
+    if before < 0 or after - at < at - before:
+        return after + 3
+    return before + 3
+
+
+def _fork(checker: BodyChecker, firsts: list[int]) -> _Worker | None:
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return None
+    if pid == 0:  # the worker: check, send, and leave without running any of the caller's code
+        try:
+            import pickle
+
+            os.close(read_fd)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            found = {}
+            for first in firsts:
+                checked = checker.check(first, frozenset())
+                found[first] = None if checked is None else tuple(checked)
+            data = pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_fd, view) :]
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    return _Worker(pid, read_fd, firsts[0])
+
+
+def _collect(worker: _Worker) -> dict[int, tuple | None]:
+    """Wait for a worker's findings; an empty dict when it failed."""
+    chunks = []
+    try:
+        while chunk := os.read(worker.fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError:
+        chunks = []
+    status = _end(worker)
+    if status != 0 or not chunks:
+        return {}
+    import pickle
+
+    try:
+        found = pickle.loads(b"".join(chunks))
+    except Exception:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _end(worker: _Worker) -> int:
+    """Close the pipe and reap the worker; its exit status (-1 when unknown)."""
+    try:
+        os.close(worker.fd)
+    except OSError:
+        pass
+    try:
+        _, status = os.waitpid(worker.pid, 0)
+    except ChildProcessError:
+        return -1
+    return os.waitstatus_to_exitcode(status)

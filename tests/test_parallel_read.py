@@ -1,0 +1,194 @@
+"""Reading a large module with worker processes gives what reading it in one process gives.
+
+Above :data:`hlo_rewrite.reader.parallel.PARALLEL_MIN_BYTES` (lowered here so that small
+modules take that path), and when the caller allows more than one process, forked workers
+check the bodies of the later stretches of a module. The module read, and every error with its
+location, must not depend on it; a worker that fails only costs time; no worker outlives the
+reading.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import fuzz_corpus
+import pytest
+
+from hlo_rewrite import parse_module, print_module
+from hlo_rewrite.reader import parallel
+from hlo_rewrite.reader.block import BodyChecker
+
+#: the size from which the command reads with workers (the fixture below lowers it)
+LIMIT = parallel.PARALLEL_MIN_BYTES
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only"),
+    pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _small_modules_in_parallel(monkeypatch):
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    # the test process may have threads (jaxlib's, when an oracle test ran before): the
+    # workers here only read text, so forking anyway is safe for these tests
+    monkeypatch.setattr(parallel, "single_threaded", lambda: True)
+
+
+@pytest.fixture
+def collected(monkeypatch):
+    """How many bodies each worker sent back, in order."""
+    counts: list[int] = []
+    original = parallel._collect
+
+    def spy(worker):
+        found = original(worker)
+        counts.append(len(found))
+        return found
+
+    monkeypatch.setattr(parallel, "_collect", spy)
+    return counts
+
+
+def _module(computations: int = 24) -> str:
+    """Computations that each call the one before, ENTRY last calling the final one."""
+    parts = ["HloModule m, entry_computation_layout={(f32[8]{0})->f32[8]{0}}\n"]
+    previous = None
+    for k in range(computations):
+        body = [f"  %p.{k} = f32[8]{{0}} parameter(0)"]
+        body.append(f"  %n.{k} = f32[8]{{0}} negate(%p.{k}), metadata={{op_name=\"neg\"}}")
+        if previous is None:
+            body.append(f"  ROOT %r.{k} = f32[8]{{0}} add(%n.{k}, /*index=1*/%p.{k})")
+        else:
+            body.append(f"  ROOT %r.{k} = f32[8]{{0}} call(%n.{k}), to_apply=%c.{previous}")
+        parts.append(f"\n%c.{k} (p.{k}: f32[8]) -> f32[8] {{\n" + "\n".join(body) + "\n}\n")
+        previous = k
+    parts.append(
+        "\nENTRY %main (x: f32[8]) -> f32[8] {\n  %x = f32[8]{0} parameter(0)\n"
+        f"  %all-reduce = f32[8]{{0}} all-reduce(%x), replica_groups={{}}, to_apply=%c.0\n"
+        f"  ROOT %y = f32[8]{{0}} call(%all-reduce), to_apply=%c.{previous}\n}}\n"
+    )
+    return "".join(parts)
+
+
+def _both(text: str, processes: int = 2) -> tuple:
+    alone = fuzz_corpus.reading(text, "m.hlo", blocks=True)
+    shared = fuzz_corpus.reading(text, "m.hlo", blocks=True, processes=processes)
+    assert shared == alone
+    return shared
+
+
+def test_a_worker_checks_the_later_bodies_and_the_module_is_the_same(collected):
+    text = _module()
+    outcome = _both(text)
+    assert outcome[0] == "ok"
+    assert collected and collected[0] >= 8  # the worker really checked a stretch
+    module = parse_module(text, processes=2)
+    assert print_module(module) == text
+    assert module.computation("c.20").get("r.20").operands == ["n.20"]
+
+
+@pytest.mark.parametrize("processes", [3, 4])
+def test_several_workers(collected, processes):
+    assert _both(_module(40), processes)[0] == "ok"
+    assert len(collected) == processes - 1
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("negate(%p.20)", "negate(%q.20)", "operand 'q.20' of 'n.20' is not defined"),
+    ("%n.21 = f32[8]{0} negate", "%p.21 = f32[8]{0} negate", "defined twice"),
+    ("negate(%p.22)", "negat(%p.22)", "unknown opcode"),
+    ("to_apply=%c.19", "to_apply=%c.99", "calls computation 'c.99', which is not defined"),
+    ("to_apply=%c.19", "to_apply=%c.23", ""),  # a computation defined later: XLA reads it
+    ('op_name="neg"}', 'op_name="neg"} %x.21 = f32[8]{0} negate(%p.21)', ""),  # two on a line
+    ("  %n.22 = f32[8]{0} negate(%p.22)", "  %n.22 = f32[8]{0} negate(\n%p.22)", ""),  # split line
+    ("ROOT %r.20", "ROOT %r.20 = f32[8]{0} negate(%p.20)\n  ROOT %s.20", "a second ROOT"),
+    ("negate(%p.23)", "negate(%p.23), control-predecessors={%p.23}", ""),
+    ("negate(%p.23)", "negate(%p.23), control-predecessors={%zz}", "control predecessor 'zz'"),
+    # a flaw in the reader's own stretch, while the worker runs
+    ("negate(%p.1)", "negate(%q.1)", "operand 'q.1' of 'n.1' is not defined"),
+])
+def test_a_flaw_is_found_and_located_as_in_one_process(old, new, message):
+    text = _module()
+    assert old in text
+    outcome = _both(text.replace(old, new, 1))
+    if message:
+        assert outcome[0] == "error" and message in outcome[1]
+
+
+def test_a_worker_that_fails_costs_only_time(monkeypatch, collected):
+    reader = os.getpid()
+    check = BodyChecker.check
+
+    def failing(self, first, known):
+        if os.getpid() != reader:
+            raise MemoryError("the worker runs out of memory")
+        return check(self, first, known)
+
+    monkeypatch.setattr(BodyChecker, "check", failing)
+    assert _both(_module())[0] == "ok"
+    assert collected == [0]  # nothing came back: the reader checked everything itself
+
+
+def test_no_worker_outlives_a_reading_that_fails_early():
+    text = _module().replace("negate(%p.0)", "negate(%q.0)", 1)
+    with pytest.raises(Exception, match="'q.0'"):
+        parse_module(text, processes=2)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left, not even a finished one
+
+
+def test_strict_mode_and_one_process_fork_nothing(collected):
+    text = _module()
+    parse_module(text, processes=1)
+    parse_module(text, strict=True, processes=2)
+    assert collected == []
+
+
+def test_a_process_with_threads_reads_in_one_process(monkeypatch, collected):
+    monkeypatch.undo()  # the real check, and the real size limit
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    spy = []
+    original = parallel._collect
+    monkeypatch.setattr(parallel, "_collect", lambda worker: spy.append(worker) or original(worker))
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not parallel.single_threaded()
+        assert parse_module(_module(), processes=2).computation("c.20") is not None
+    finally:
+        stop.set()
+        thread.join()
+    assert spy == []
+
+
+def test_the_command_reads_a_large_module_with_a_worker(tmp_path):
+    """Run as the command (one thread), a module over the size limit is read by two processes
+    when two are usable, and the output is the input (no pass changes anything)."""
+    import subprocess
+
+    text = _module(LIMIT // 180)
+    assert len(text) > LIMIT
+    src = tmp_path / "big.hlo"
+    src.write_text(text)
+    probe = (
+        "import sys\n"
+        "from hlo_rewrite.reader import parallel\n"
+        "seen = []\n"
+        "original = parallel._collect\n"
+        "parallel._collect = lambda w: seen.append(1) or original(w)\n"
+        "from hlo_rewrite.cli import main\n"
+        "try:\n"
+        "    main(['--passes', 'none', sys.argv[1], '-o', sys.argv[2]], prog_name='hlo-rewrite')\n"
+        "finally:\n"
+        "    print(len(seen))\n"
+    )
+    out = tmp_path / "out.hlo"
+    done = subprocess.run([sys.executable, "-c", probe, str(src), str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    usable = len(os.sched_getaffinity(0))
+    assert done.stdout.strip() == ("1" if usable > 1 else "0")
+    assert out.read_text() == text
