@@ -24,9 +24,9 @@ def main() -> None:
             json.dump({"peak_rss": peak_rss()}, fh)
 
     atexit.register(write)
-    from hlo_rewrite.cli import main as cli
+    from hlo_rewrite.cli import console_main
 
-    cli(prog_name="hlo-rewrite")
+    console_main()
 
 
 if __name__ == "__main__":

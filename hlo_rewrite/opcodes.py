@@ -20,7 +20,6 @@ one parses). Public names:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -373,5 +372,7 @@ def spec_of(name: str) -> OpcodeSpec | None:
 
 def closest_opcode(name: str) -> str | None:
     """The known opcode closest to a misspelled ``name`` (for "did you mean"), or None."""
+    import difflib  # only for a message
+
     matches = difflib.get_close_matches(name, sorted(OPCODE_NAMES), n=1, cutoff=0.6)
     return matches[0] if matches else None

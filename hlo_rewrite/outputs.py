@@ -19,7 +19,6 @@ Writing a file:
 from __future__ import annotations
 
 import contextlib
-import difflib
 import enum
 import errno
 import os
@@ -356,6 +355,8 @@ def unified_diff(before: str, after: str, name: str) -> str:
     a = before.splitlines(keepends=True)
     b = after.splitlines(keepends=True)
     out = []
+    import difflib  # only for --diff
+
     for line in difflib.unified_diff(a, b, f"{name}\t(original)", f"{name}\t(rewritten)"):
         if not line.endswith("\n"):
             line += "\n\\ No newline at end of file\n"

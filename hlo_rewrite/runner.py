@@ -14,11 +14,11 @@ line's (``outputs.py``); nothing here writes a file.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import time
-import traceback
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import formats
 from .errors import ExitCode, HloError, HloInternalError, clarified
@@ -44,6 +44,8 @@ class Job:
     safe: bool = False
     split: bool = False
     keep_input: bool = False
+    #: processes one module's reading may use (:func:`hlo_rewrite.reader.parse_module`)
+    processes: int = 1
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class Input:
 
 def internal_error(exc: BaseException, filename: str) -> ErrorInfo:
     """An unexpected exception (a bug) as an exit-5 error with its traceback."""
+    import traceback
+
     if isinstance(exc, HloError):
         exc.with_filename(filename)
         text = exc.render().replace(": error: ", ": internal error: ", 1)
@@ -95,7 +99,7 @@ def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: 
     result = ModuleResult(index=index, line_offset=line_offset)
     try:
         t0 = time.perf_counter()
-        module = parse_module(text, name, strict=job.strict)
+        module = parse_module(text, name, strict=job.strict, processes=job.processes)
         t1 = time.perf_counter()
         result.reports = run_passes(module, job.names, job.options)
         t2 = time.perf_counter()
@@ -222,6 +226,14 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def usable_cpus() -> int:
+    """The processors this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
                  ) -> Generator[FileResult, None, None]:
     """Results in input order, computed here or in ``jobs`` worker processes.
@@ -230,9 +242,12 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     started yet.
     """
     if stdin_data is not None:
+        job = replace(job, processes=usable_cpus())
         yield process_data("<stdin>", "-", stdin_data, job, inputs[0].target if inputs else Target())
         return
     if jobs <= 1 or len(inputs) <= 1:
+        # one file at a time: the reading of a large module may use the other cores
+        job = replace(job, processes=usable_cpus())
         for i in inputs:
             yield process_path(i.path, job, i.target, walked=i.walked)
         return
