@@ -70,7 +70,9 @@ class BodyCheck(NamedTuple):
     instructions: int
     opcodes: frozenset[str]
     noted: list[tuple[str, str, int]]  # (name, opcode, line) of each noted instruction
-    callers: list[tuple[str, int]]  # (name, 0-based line) of instructions checked at the end
+    #: (name, 0-based line, the computations it names as read quickly or None) of the
+    #: instructions whose callees are checked at the end
+    callers: list[tuple[str, int, tuple[str, ...] | None]]
 
 
 class BodyChecker:
@@ -116,7 +118,7 @@ class BodyChecker:
             return None
         position: dict[str, int] = {}
         present: set[str] = set()
-        callers: list[tuple[str, int]] = []
+        callers: list[tuple[str, int, tuple[str, ...] | None]] = []
         noted: list[tuple[str, str, int]] = []
         for c0 in range(first, last, BLOCK_MAX_LINES):
             c1 = min(c0 + BLOCK_MAX_LINES, last)
@@ -132,7 +134,7 @@ class BodyChecker:
                 k = bisect_right(starts, at) - 1
                 row = BLOCK_LINE.match(text, starts[k])
                 assert row is not None
-                callers.append((row.group(1), k))
+                callers.append((row.group(1), k, None))
                 at = text.find("control-predecessors", starts[k + 1], e)
         return BodyCheck(s, e, last, n, frozenset(present), noted, callers)
 
@@ -143,7 +145,7 @@ class BodyChecker:
         first: int,
         position: dict[str, int],
         present: set[str],
-        callers: list[tuple[str, int]],
+        callers: list[tuple[str, int, tuple[str, ...] | None]],
         noted: list[tuple[str, str, int]],
         comments: bool,
         known: set[str] | frozenset[str],
@@ -179,8 +181,10 @@ class BodyChecker:
             for k, row in enumerate(rows):
                 if row[2] not in NON_CALLER_OPCODES:
                     line = text[starts[c0 + k] : starts[c0 + k + 1] - 1]
-                    if CALLEE_RE.search(line) is not None and not callees_plainly_known(line, known):
-                        callers.append((row[0], c0 + k))
+                    if CALLEE_RE.search(line) is not None:
+                        names = plain_callees(line)
+                        if names is None or not known.issuperset(names):
+                            callers.append((row[0], c0 + k, names))
         if not opcodes.isdisjoint(NOTED_OPCODES):
             noted.extend(
                 (r[0], OPCODE_SPELLINGS[r[2]], c0 + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
@@ -189,24 +193,32 @@ class BodyChecker:
         return True
 
 
-def callees_plainly_known(text: str, known: set[str] | frozenset[str]) -> bool:
-    """The quick check: every ``, key=value`` naming a computation names a known one.
+def plain_callees(text: str) -> tuple[str, ...] | None:
+    """The computations the ``, key=value`` attributes of ``text`` name, read quickly; None
+    when the quick reading cannot vouch for them (control predecessors, ``calls=%a, %b``).
 
     A match inside a string can only add names to check (a name that is not known sends the
     instruction to the proper reading), never hide a real attribute; only when the quick
     check fails are the attributes split properly and the error located."""
     if "control-predecessors" in text:
         # rare; split so the attributes are checked as the verifier will read them
-        return False
+        return None
+    names: list[str] = []
     for m in CALLEE_VALUES.finditer(text):
         key, single, many = m.groups()
         if key == "calls" and NEXT_IS_NAME.match(text, m.end()):
-            return False  # `calls=%a, %b`: let the splitter read it
-        names = [single] if single else [n.strip().lstrip("%") for n in many.split(",") if n.strip()]
-        for n in names:
-            if n not in known:
-                return False
-    return True
+            return None  # `calls=%a, %b`: let the splitter read it
+        if single:
+            names.append(single)
+        else:
+            names.extend(n.strip().lstrip("%") for n in many.split(",") if n.strip())
+    return tuple(names)
+
+
+def callees_plainly_known(text: str, known: set[str] | frozenset[str]) -> bool:
+    """The quick check: every ``, key=value`` naming a computation names one in ``known``."""
+    names = plain_callees(text)
+    return names is not None and known.issuperset(names)
 
 
 def comments_closed(text: str, s: int, e: int) -> bool:

@@ -39,6 +39,10 @@ class _Missing(enum.Enum):
     MISSING = 0
 
 
+#: the part of the text the reader checks itself (when it has one worker; with more, less):
+#: it also does the rest of the reading, and takes in the workers' findings
+OWN_SHARE_OF_TWO: Final = 0.4
+
 #: what :meth:`Prechecked.take` gives for a body no worker checked
 MISSING: Final = _Missing.MISSING
 
@@ -97,11 +101,13 @@ def start(checker: BodyChecker, text: str, starts: Sequence[int], processes: int
     ``text``; None when the text is too small, or forking is not possible."""
     if processes < 2 or len(text) < PARALLEL_MIN_BYTES or not single_threaded():
         return None
+    own = OWN_SHARE_OF_TWO * 2 / processes
     import pickle  # noqa: F401 - imported before forking, so the workers find it loaded
-    # stretches of about equal size in bytes, each starting where a body does
+    # the reader's own stretch, then stretches of about equal size in bytes for the workers,
+    # each starting where a body does
     cuts: list[int] = []
     for part in range(1, processes):
-        at = _body_near(text, len(text) * part // processes)
+        at = _body_near(text, int(len(text) * (own + (1 - own) * (part - 1) / (processes - 1))))
         if at > (cuts[-1] if cuts else 0):
             cuts.append(at)
     workers: list[_Worker] = []

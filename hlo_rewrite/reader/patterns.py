@@ -35,7 +35,7 @@ SHAPE = r"(?:[a-z][a-z0-9]*" + DIMS_LAYOUT + r"|\((?:[^()]|\((?:[^()]|\([^()]*\)
 OPERAND = r"[ \t]*(?:" + SHAPE + r"[ \t]+)?%?(" + IDENT + r")[ \t]*"
 OPERAND_ITER = re.compile(r"(?:^|,)" + OPERAND)
 # operands written as bare names (XLA's default since 2025, JAX): checked in one match
-NAMES_ONLY = re.compile(r"[ \t]*%?" + IDENT + r"[ \t]*(?:,[ \t]*%?" + IDENT + r"[ \t]*)*")
+NAMES_ONLY = re.compile(r"[ \t]*%?" + IDENT + r"[ \t]*(?:,[ \t]*%?" + IDENT + r"[ \t]*)*" + P)
 NAME_FIND = re.compile(IDENT)
 # a whole one-line instruction whose operand list holds no parentheses:
 # ROOT, %, name, array shape or none, opcode, operand text, attribute text
@@ -112,7 +112,9 @@ BUILT_LINE = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r"|" + TUPLE_SHAPE + r")[ \t]+)?([a-z][a-z0-9\-]*)\(([^()\n]*)\)"
 )
-INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*")
+# possessive: the engine keeps no backtracking state per operand (a body's operands are
+# checked as one string: a million of them would otherwise cost a hundred bytes each)
+INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*" + P)
 INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 INDEXED_OPERAND = re.compile(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
 # every byte but brackets and newlines, deleted to check bracket nesting line by line

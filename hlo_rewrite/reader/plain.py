@@ -729,13 +729,9 @@ class Scanner:
             # a worker knew none of the computations: keep the callers as reading here would
             opcodes = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
             noted = [(name, OPCODE_SPELLINGS[op], line) for name, op, line in noted]
-            starts = self.lines.starts
-            callers = [
-                (name, k) for name, k in callers
-                if not callees_plainly_known(self.text[starts[k] : starts[k + 1] - 1], comp_names)
-            ]
+            callers = [c for c in callers if c[2] is None or not comp_names.issuperset(c[2])]
         # the computation checks out: keep what passes ask before building it
-        self.callers.extend((comp, name, line) for name, line in callers)
+        self.callers.extend((comp, name, line) for name, line, _ in callers)
         comp._lazy = LazyBody(
             comp.line - 1, block=(s, e), opcodes=OPCODE_SETS.setdefault(opcodes, opcodes), noted=noted
         )
