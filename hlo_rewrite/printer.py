@@ -75,9 +75,31 @@ def print_module(module: Module) -> str:
     if not module.changed:
         return module.source
     style = module.style
-    out = []
+    source = module.source
+    out: list[str] = []
+    run: tuple[int, int] | None = None  # source text that prints as itself, not written yet
+    at: int | None = 0  # where the next piece stands in the source, when known
     for piece in module.pieces:
-        out.append(piece if isinstance(piece, str) else computation_text(piece, style))
+        span: tuple[int, int] | None = None
+        if isinstance(piece, str):
+            if at is not None and source.startswith(piece, at):
+                span = (at, at + len(piece))
+        elif piece.edits == 0 and piece.source_span is not None and piece.module is module:
+            span = piece.source_span
+        if span is not None and run is not None and run[1] == span[0]:
+            run = (run[0], span[1])  # untouched pieces in a row: one slice of the source
+        else:
+            if run is not None:
+                out.append(source[run[0] : run[1]])
+            run = span
+            if span is None:
+                out.append(piece if isinstance(piece, str) else computation_text(piece, style))
+        if span is not None:
+            at = span[1]
+        else:
+            at = None if isinstance(piece, str) or piece.source_span is None else piece.source_span[1]
+    if run is not None:
+        out.append(source[run[0] : run[1]])
     return "".join(out)
 
 

@@ -28,7 +28,7 @@ class Chunk:
     @property
     def is_blank(self) -> bool:
         """A chunk of only whitespace (e.g. after a trailing separator) holds no module."""
-        return not self.text.strip()
+        return not self.text or self.text.isspace()
 
 
 def split_chunks(text: str) -> tuple[list[Chunk], list[str]]:

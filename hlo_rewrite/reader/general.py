@@ -195,7 +195,7 @@ class TokenReader:
         text = self.text
         if "\x00" in text:
             raise self.error(HloParseError, "NUL byte in the input: this is not HLO text", text.index("\x00"))
-        if not text.strip():
+        if not text or text.isspace():
             raise HloParseError("empty input: expected an HLO module", filename=self.filename, line=1, column=1,
                                 source_line="")
         mod = self.module

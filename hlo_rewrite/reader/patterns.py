@@ -106,7 +106,7 @@ BLOCK_LINE = re.compile(
 ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))
 #: lines of a body checked in one pass: a longer body is checked this many lines at a time
 #: (holding the reading of a 137,000-line body at once was slower than line by line)
-BLOCK_MAX_LINES = 5000
+BLOCK_MAX_LINES = 1000
 # the same line read for building it: ROOT, %, name, shape, opcode, operand text
 BUILT_LINE = re.compile(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"

@@ -404,7 +404,7 @@ class Scanner:
             nul_line = text.count("\n", 0, off) + 1
             nul_col = off - (text.rfind("\n", 0, off) + 1) + 1
             raise self.error(HloParseError, "NUL byte in the input: this is not HLO text", nul_line, nul_col)
-        if not text.strip():
+        if not text or text.isspace():  # (no stripped copy of a whole module)
             raise HloParseError("empty input: expected an HLO module", filename=self.filename, line=1, column=1, source_line="")
         mod = self.module
         lines = self.lines
