@@ -44,8 +44,10 @@ lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check hlo_rewrite tests bench
 	$(BIN)/mypy hlo_rewrite
 
+# the command as users run it against XLA (bench/command.py), then the in-process breakdown
 bench: $(VENV)/.stamp-test
 	$(BIN)/python bench/make_modules.py
+	$(BIN)/python bench/command.py
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scaling.py
 

@@ -211,3 +211,24 @@ def test_progress_bar_on_a_terminal_does_not_touch_outputs(tmp_path, corpus):
     assert ref.returncode == 0 and ref.stderr == b""
     for name in os.listdir(tmp_path / "pipe"):
         assert (tmp_path / "tty" / name).read_bytes() == (tmp_path / "pipe" / name).read_bytes()
+
+
+@pytest.mark.parametrize("args, code", [(["--version"], 0), (["--passes", "none", "-"], 0), (["nowhere.hlo"], 4)])
+def test_the_console_script_runs_atexit_functions_and_flushes_before_it_leaves(tmp_path, args, code):
+    """The script leaves without the interpreter's teardown (os._exit), but only after the
+    atexit functions ran and the standard streams were flushed, whatever the exit code."""
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+        "from hlo_rewrite.cli import console_main\n"
+        "sys.argv = ['hlo-rewrite', *sys.argv[1:]]\n"
+        "console_main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, *args], input=PLAIN, capture_output=True, text=True,
+                          cwd=tmp_path, env=env())
+    assert done.returncode == code, done.stderr
+    assert done.stderr.rstrip().endswith("atexit ran")
+    if args[0] == "--passes":
+        assert done.stdout == PLAIN  # all of it, flushed
+    if args[0] == "--version":
+        assert __version__ in done.stdout

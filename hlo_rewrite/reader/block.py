@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 
 #: the position of a name defined nowhere: after every line
 _NOWHERE = 1 << 62
+#: a stretch of at most this many lines checks its operands in a loop (measured: cheaper)
+_FEW_LINES = 48
 
 #: one object per set of opcodes present in a body (many bodies share a set)
 OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}
@@ -283,15 +285,32 @@ def operands_defined_before_use(
     if comments:  # XLA's /*index=N*/ may stand before a name
         if INDEXED_OPERAND_LIST.fullmatch(joined) is None:
             return False
-        joined = INDEX_COMMENT.sub("", joined)
     elif NAMES_ONLY.fullmatch(joined) is None:
         return False  # operands written with shapes, or not plain names
+    get = position.get
+    if len(operands) <= _FEW_LINES:  # a loop costs less than setting up the maps below
+        k = base - 1
+        for names in operands:
+            k += 1
+            if not names:
+                continue
+            if comments:
+                for op in INDEXED_OPERAND.findall(names):
+                    if get(op, k) >= k:
+                        return False  # not defined, or not on an earlier line
+            else:  # bare names, as checked above: the text between commas, trimmed
+                for op in names.split(","):
+                    if get(op.strip(" \t%"), k) >= k:
+                        return False
+        return True
     # each item between commas is one name (checked above): the k-th line holds
     # (its commas + 1) of them; every one must stand on an earlier line
+    if comments:
+        joined = INDEX_COMMENT.sub("", joined)
     names = NAME_FIND.findall(joined)
     counts = [t.count(",") + 1 if t else 0 for t in operands]
     lines = chain.from_iterable(map(repeat, range(base, base + len(operands)), counts))
-    return not any(map(ge, map(position.get, names, repeat(_NOWHERE)), lines))
+    return not any(map(ge, map(get, names, repeat(_NOWHERE)), lines))
 
 
 def block_names(text: str, start: int, end: int) -> list[str]:
