@@ -307,10 +307,10 @@ def operands_defined_before_use(
     # (its commas + 1) of them; every one must stand on an earlier line
     if comments:
         joined = INDEX_COMMENT.sub("", joined)
-    names = NAME_FIND.findall(joined)
+    found: list[str] = NAME_FIND.findall(joined)
     counts = [t.count(",") + 1 if t else 0 for t in operands]
     lines = chain.from_iterable(map(repeat, range(base, base + len(operands)), counts))
-    return not any(map(ge, map(get, names, repeat(_NOWHERE)), lines))
+    return not any(map(ge, map(get, found, repeat(_NOWHERE)), lines))
 
 
 def block_names(text: str, start: int, end: int) -> list[str]:
