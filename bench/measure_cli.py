@@ -2,17 +2,27 @@
 
 ``python bench/measure_cli.py REPORT.json ARGS...`` runs ``hlo-rewrite ARGS...``
 exactly as the console script does, and when it exits writes the process's
-peak resident set size (``measure_ours.peak_rss``, read inside the process, so a
-parent's peak is not mixed in) to ``REPORT.json``.
+peak resident set size (``VmHWM``, read inside the process, so a parent's peak is not
+mixed in) to ``REPORT.json``. It imports nothing the command does not (no ``json``):
+what it measures is the command's own memory.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import sys
 
-from measure_ours import peak_rss
+
+def peak_rss() -> int:
+    """``VmHWM`` of this process, in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def main() -> None:
@@ -21,7 +31,7 @@ def main() -> None:
 
     def write() -> None:
         with open(report, "w") as fh:
-            json.dump({"peak_rss": peak_rss()}, fh)
+            fh.write('{"peak_rss": %d}\n' % peak_rss())
 
     atexit.register(write)
     from hlo_rewrite.cli import console_main

@@ -466,10 +466,14 @@ class Computation:
         head: str = "",
         tail: str = "",
         line: int = 0,
+        head_length: int | None = None,
     ) -> None:
         self.name = name
         self.is_entry = is_entry
-        self.head = head  # exact text from the header line through "{\n"
+        # the exact text from the header line through "{\n"; a reader gives its length
+        # instead, and it is sliced from the source (where ``source_span`` starts) when asked
+        self._head: str | None = head if head_length is None else None
+        self._head_length = head_length or 0
         self.tail = tail  # exact text of the closing "}" line(s)
         self.line = line
         self._instructions: list[Instruction] = []
@@ -486,6 +490,19 @@ class Computation:
         self.source_span: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------- queries
+    @property
+    def head(self) -> str:
+        """The exact text of the header, from its line through ``{`` and the newline."""
+        if self._head is None:
+            assert self.module is not None and self.source_span is not None
+            start = self.source_span[0]
+            return self.module.source[start : start + self._head_length]
+        return self._head
+
+    @head.setter
+    def head(self, value: str) -> None:
+        self._head = value
+
     @property
     def is_built(self) -> bool:
         """Whether the instruction objects exist (a reader may leave them to first use)."""

@@ -76,7 +76,10 @@ def print_module(module: Module) -> str:
         return module.source
     style = module.style
     source = module.source
-    out: list[str] = []
+    # the output as runs of untouched source text, (start, end), and text printed anew, with
+    # the stretch of the source each new text stands for (None: a new piece)
+    segments: list[tuple[int, int] | str] = []
+    stands_for: list[tuple[int, int] | None] = []
     run: tuple[int, int] | None = None  # source text that prints as itself, not written yet
     at: int | None = 0  # where the next piece stands in the source, when known
     for piece in module.pieces:
@@ -90,17 +93,47 @@ def print_module(module: Module) -> str:
             run = (run[0], span[1])  # untouched pieces in a row: one slice of the source
         else:
             if run is not None:
-                out.append(source[run[0] : run[1]])
+                segments.append(run)
             run = span
             if span is None:
-                out.append(piece if isinstance(piece, str) else computation_text(piece, style))
+                if isinstance(piece, str):
+                    segments.append(piece)
+                    stands_for.append(None)
+                else:
+                    segments.append(computation_text(piece, style))
+                    stands_for.append(piece.source_span if piece.module is module else None)
         if span is not None:
             at = span[1]
         else:
             at = None if isinstance(piece, str) or piece.source_span is None else piece.source_span[1]
     if run is not None:
-        out.append(source[run[0] : run[1]])
-    return "".join(out)
+        segments.append(run)
+    return _join(source, segments, stands_for)
+
+
+def _join(source: str, segments: list[tuple[int, int] | str], stands_for: list[tuple[int, int] | None]) -> str:
+    """The output text from its segments (see :func:`print_module`).
+
+    When it is the source with one stretch printed anew (a pass changed one computation, most
+    often ENTRY), it is made with ``str.replace``, which writes it at once: joining slices of
+    the untouched text would hold that text a second time while the output is made (10 MB of a
+    10 MB module; growing the text before the stretch in place measured no better).
+    """
+    if len(stands_for) == 1 and stands_for[0] is not None:
+        start, end = stands_for[0]
+        expected = 0
+        for seg in segments:
+            seg_start, seg_end = (start, end) if isinstance(seg, str) else seg
+            if seg_start != expected:
+                break
+            expected = seg_end
+        else:
+            if expected == len(source):
+                new = next(seg for seg in segments if isinstance(seg, str))
+                old = source[start:end]
+                if source.find(old) == start:  # replace() takes the first occurrence
+                    return source.replace(old, new, 1)
+    return "".join(source[seg[0] : seg[1]] if isinstance(seg, tuple) else seg for seg in segments)
 
 
 def detect_style(module: Module) -> Style:

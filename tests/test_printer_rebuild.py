@@ -33,3 +33,85 @@ def test_rebuilding_changes_lines():
     back in the printer's form."""
     text = "HloModule m\n\nENTRY e {\n  p =  f32[4]{0}   parameter(0)\n  ROOT n = f32[4]{0} negate( p )\n}\n"
     assert rebuilt(text) == "HloModule m\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT n = f32[4]{0} negate(p)\n}\n"
+
+
+MODULE = """HloModule m
+
+// a comment between computations
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%mul (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] multiply(%a, %b)
+}
+
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%p)
+}
+"""
+
+
+def _piece_by_piece(module) -> str:
+    """The output as each piece prints on its own (what print_module must equal)."""
+    from hlo_rewrite.printer import computation_text
+
+    return "".join(p if isinstance(p, str) else computation_text(p, module.style) for p in module.pieces)
+
+
+def _edit(module, name: str) -> None:
+    comp = module.computation(name)
+    root = comp.root
+    root.mark_changed()
+    root.set_attr("metadata", '{op_name="edited"}')
+
+
+@pytest.mark.parametrize("edited", [["main"], ["add"], ["mul"], ["add", "main"], ["add", "mul", "main"]])
+def test_a_changed_module_prints_as_its_pieces(edited):
+    """Printed in one replacement (one computation changed) or joined (several), the output
+    is what each piece prints, and only the edited computations differ from the source."""
+    from hlo_rewrite import print_module
+
+    module = parse_module(MODULE)
+    for name in edited:
+        _edit(module, name)
+    out = print_module(module)
+    assert out == _piece_by_piece(module)
+    assert out.count('op_name="edited"') == len(edited)
+    assert out.replace(', metadata={op_name="edited"}', "") == MODULE
+
+
+def test_a_computation_text_found_earlier_in_a_string_is_not_replaced_there():
+    """The one-replacement path makes sure the changed computation's old text first occurs
+    where the computation stands."""
+    from hlo_rewrite import print_module
+
+    twin = MODULE[MODULE.index("%mul") : MODULE.index("ENTRY")]
+    text = MODULE.replace("// a comment between computations", "/* " + twin + " */")
+    assert text.count(twin) == 2
+    module = parse_module(text)
+    _edit(module, "mul")
+    out = print_module(module)
+    assert out == _piece_by_piece(module)
+    assert out.count('op_name="edited"') == 1
+    assert out.count(twin) == 1  # the commented copy, untouched
+
+
+def test_a_new_computation_is_printed_where_it_stands():
+    from hlo_rewrite import Computation, print_module
+
+    module = parse_module(MODULE)
+    extra = parse_module("HloModule x\n\nENTRY %neg (q: f32[]) -> f32[] {\n  %q = f32[] parameter(0)\n"
+                         "  ROOT %r = f32[] negate(%q)\n}\n").entry
+    comp = Computation("neg", head=extra.head.replace("ENTRY ", ""), tail=extra.tail)
+    comp.fill(list(extra.instructions), dict(extra.by_name))
+    module.pieces.insert(1, comp)
+    module.touch()
+    out = print_module(module)
+    assert out == _piece_by_piece(module)
+    assert "%neg (q: f32[]) -> f32[] {" in out

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import zlib
-
 from ..errors import HloParseError
 
 MAGIC = b"\x1f\x8b"
@@ -19,6 +16,9 @@ def is_gzip(data: bytes) -> bool:
 
 def decompress(data: bytes, filename: str | None = None) -> bytes:
     """Every member of a gzip stream, joined; a damaged stream is a located error."""
+    import gzip  # imported when an input is gzip: most never are
+    import zlib
+
     try:
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as exc:
@@ -28,4 +28,6 @@ def decompress(data: bytes, filename: str | None = None) -> bytes:
 
 def compress(data: bytes) -> bytes:
     """gzip with no timestamp and no file name in the header, so equal inputs give equal bytes."""
+    import gzip
+
     return gzip.compress(data, compresslevel=LEVEL, mtime=0)

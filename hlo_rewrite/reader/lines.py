@@ -36,7 +36,7 @@ class Lines:
     def __init__(self, text: str, starts: Sequence[int] | None = None) -> None:
         self.text = text
         if starts is None:
-            new = array("q", [0])
+            new = array("I" if len(text) < 1 << 32 else "q", [0])  # 4 bytes a line when they do
             new.extend(map(_MATCH_END, _NEWLINE.finditer(text)))
             new.append(len(text) + 1)  # sentinel: the last line has no "\n"
             starts = new

@@ -517,7 +517,7 @@ class Scanner:
             comp = Computation(
                 name,
                 is_entry=m.group(1) is not None,
-                head=self._raw_block(i, j),
+                head_length=self.lines.end(j) - self.lines.start(i),
                 line=i + 1,
             )
             self.module.add_computation(comp)
