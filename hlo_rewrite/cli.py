@@ -232,7 +232,8 @@ def _leave(code: int) -> NoReturn:
                    "changes nothing before writing it (costs about one more parse and pass run on files "
                    "that change). Fast: skip that check.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Process this many files in parallel (0: one per CPU); outputs are identical to -j 1.")
+              help="Process this many files in parallel (0: one per CPU); outputs are identical to -j 1. "
+                   "One file at a time, a large module is read with every usable CPU.")
 @click.option("--color", type=click.Choice([c.value for c in ColorChoice]), default="auto", show_default=True,
               help="Colour diffs, errors and tables: on a terminal (auto; NO_COLOR, FORCE_COLOR and "
                    "TERM=dumb are honoured), always, or never.")

@@ -192,3 +192,10 @@ def test_the_command_reads_a_large_module_with_a_worker(tmp_path):
     usable = len(os.sched_getaffinity(0))
     assert done.stdout.strip() == ("1" if usable > 1 else "0")
     assert out.read_text() == text
+
+
+def test_a_many_core_machine_forks_a_few_workers_each_with_a_real_share(monkeypatch, collected):
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 4000)  # a process per 2,000 bytes at most
+    text = _module(40)
+    assert _both(text, processes=64)[0] == "ok"
+    assert 1 <= len(collected) <= min(parallel.MAX_PROCESSES, len(text) // 2000) - 1

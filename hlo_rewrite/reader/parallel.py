@@ -39,6 +39,9 @@ class _Missing(enum.Enum):
     MISSING = 0
 
 
+#: the most processes one module is read with
+MAX_PROCESSES: Final = 8
+
 #: the part of the text the reader checks itself (when it has one worker; with more, less):
 #: it also does the rest of the reading, and takes in the workers' findings
 OWN_SHARE_OF_TWO: Final = 0.4
@@ -99,6 +102,8 @@ class Prechecked:
 def start(checker: BodyChecker, text: str, starts: Sequence[int], processes: int) -> Prechecked | None:
     """Fork up to ``processes - 1`` workers checking the bodies of the later stretches of
     ``text``; None when the text is too small, or forking is not possible."""
+    # each process gets a few MB at least, and a many-core machine does not fork dozens
+    processes = min(processes, MAX_PROCESSES, max(1, len(text) // max(1, PARALLEL_MIN_BYTES // 2)))
     if processes < 2 or len(text) < PARALLEL_MIN_BYTES or not single_threaded():
         return None
     own = OWN_SHARE_OF_TWO * 2 / processes
