@@ -9,29 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 
+from measure_cli import peak_rss
+
 from hlo_rewrite import parse_module, print_module
 from hlo_rewrite.pipeline import run_passes
-
-
-def peak_rss() -> int:
-    """Peak resident set size of this process image, in bytes.
-
-    /proc's VmHWM belongs to the address space, which exec replaces; getrusage's
-    ru_maxrss survives exec on Linux and would report the parent's peak when
-    that was larger (the benchmark runner holds XLA and a parsed module).
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def best_of(fn, repeats: int) -> float:
