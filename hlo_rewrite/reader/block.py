@@ -28,10 +28,10 @@ from .patterns import (
     BUILT_LINE,
     CALLEE_RE,
     CALLEE_VALUES,
-    INDEX_COMMENT,
     INDEXED_OPERAND,
     INDEXED_OPERAND_LIST,
     NAME_FIND,
+    NAME_NOT_IN_COMMENT,
     NAMES_ONLY,
     NEXT_IS_NAME,
     NON_CALLER_OPCODES,
@@ -305,9 +305,7 @@ def operands_defined_before_use(
         return True
     # each item between commas is one name (checked above): the k-th line holds
     # (its commas + 1) of them; every one must stand on an earlier line
-    if comments:
-        joined = INDEX_COMMENT.sub("", joined)
-    found: list[str] = NAME_FIND.findall(joined)
+    found: list[str] = (NAME_NOT_IN_COMMENT if comments else NAME_FIND).findall(joined)
     counts = [t.count(",") + 1 if t else 0 for t in operands]
     lines = chain.from_iterable(map(repeat, range(base, base + len(operands)), counts))
     return not any(map(ge, map(get, found, repeat(_NOWHERE)), lines))
