@@ -295,6 +295,54 @@ def test_interrupt_at_any_moment_leaves_whole_files_and_no_temporaries(tmp_path,
     assert code in codes
 
 
+def _many_computations(n: int) -> str:
+    """A module of ``n`` small computations as XLA prints them (every body read in one pass),
+    over the size from which the command reads with a worker process."""
+    comps = [
+        f"%c.{k} (p.{k}: f32[8]) -> f32[8] {{\n  %p.{k} = f32[8]{{0}} parameter(0)\n"
+        f"  %n.{k} = f32[8]{{0}} negate(%p.{k}), metadata={{op_name=\"neg\"}}\n"
+        f"  ROOT %r.{k} = f32[8]{{0}} add(%n.{k}, %p.{k})\n}}\n\n"
+        for k in range(n)
+    ]
+    entry = ("ENTRY %main (x: f32[8]) -> f32[8] {\n  %x = f32[8]{0} parameter(0)\n"
+             "  ROOT %y = f32[8]{0} call(%x), to_apply=%c.0\n}\n")
+    return "HloModule many\n\n" + "".join(comps) + entry
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                    reason="the command forks a worker on Linux with two usable CPUs")
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_a_worker_reads_ends_both_and_writes_nothing(tmp_path, signum, code):
+    from hlo_rewrite.reader.parallel import PARALLEL_MIN_BYTES
+
+    text = _many_computations(60_000)
+    assert len(text) > 2 * PARALLEL_MIN_BYTES  # so that two processes read it
+    src = write(tmp_path / "many.hlo", text)
+    out = tmp_path / "out.hlo"
+    done = hlo("--passes", "none", str(src), "-o", str(out))
+    assert done.returncode == 0 and out.read_text() == text  # read whole, with a worker
+    out.unlink()
+    startup = 0.0
+    for _ in range(3):
+        t0 = time.monotonic()
+        assert hlo("--version").returncode == 0
+        startup = max(startup, time.monotonic() - t0)
+    p = subprocess.Popen([str(EXE), "--passes", "none", str(src), "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    time.sleep(2 * startup + 0.1)  # reading by now
+    p.send_signal(signum)
+    _o, err = p.communicate(timeout=120)
+    assert p.returncode in (code, 0), err
+    assert b"Traceback" not in err
+    if p.returncode == code:
+        assert not out.exists()
+    assert no_temporaries(tmp_path)
+    # no worker left behind: none of this command's processes runs any more
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-f", str(src)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout
+
+
 # --------------------------------------------------------------------------- 7. usage errors
 
 
