@@ -339,8 +339,15 @@ def test_a_signal_while_a_worker_reads_ends_both_and_writes_nothing(tmp_path, si
     assert no_temporaries(tmp_path)
     # no worker left behind: none of this command's processes runs any more
     time.sleep(0.2)
-    left = subprocess.run(["pgrep", "-f", str(src)], capture_output=True, text=True)
-    assert left.stdout.strip() == "", left.stdout
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue  # ended meanwhile
+        if str(src).encode() in cmdline:
+            left.append(pid)
+    assert left == []
 
 
 # --------------------------------------------------------------------------- 7. usage errors
