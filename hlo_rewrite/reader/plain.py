@@ -108,8 +108,8 @@ def _depth_delta(line: str) -> int:
         line.count("(") + line.count("{") + line.count("[")
         - line.count(")") - line.count("}") - line.count("]")
     )
-    if d == 0:
-        return 0
+    if d == 0 or ('"' not in line and "/" not in line):
+        return d  # balanced, or nothing on the line to leave out
     if '"' in line:
         line = STRING.sub("", line)
     if "/" in line:
