@@ -199,3 +199,9 @@ def test_a_many_core_machine_forks_a_few_workers_each_with_a_real_share(monkeypa
     text = _module(40)
     assert _both(text, processes=64)[0] == "ok"
     assert 1 <= len(collected) <= min(parallel.MAX_PROCESSES, len(text) // 2000) - 1
+
+
+def test_crlf_line_ends_are_split_between_processes_too(collected):
+    text = _module().replace("\n", "\r\n")
+    assert _both(text)[0] == "ok"
+    assert collected and collected[0] >= 8

@@ -35,16 +35,17 @@ from .block import BodyCheck, BodyChecker
 #: would cost more than it saves
 PARALLEL_MIN_BYTES: Final = 4 << 20
 
-class _Missing(enum.Enum):
-    MISSING = 0
-
-
 #: the most processes one module is read with
 MAX_PROCESSES: Final = 8
 
 #: the part of the text the reader checks itself (when it has one worker; with more, less):
 #: it also does the rest of the reading, and takes in the workers' findings
 OWN_SHARE_OF_TWO: Final = 0.4
+
+
+class _Missing(enum.Enum):
+    MISSING = 0
+
 
 #: what :meth:`Prechecked.take` gives for a body no worker checked
 MISSING: Final = _Missing.MISSING
@@ -109,17 +110,17 @@ def start(checker: BodyChecker, text: str, starts: Sequence[int], processes: int
     own = OWN_SHARE_OF_TWO * 2 / processes
     import pickle  # noqa: F401 - imported before forking, so the workers find it loaded
     # the reader's own stretch, then stretches of about equal size in bytes for the workers,
-    # each starting where a body does
+    # each cut where a header line ends (its body follows)
     cuts: list[int] = []
     for part in range(1, processes):
-        at = _body_near(text, int(len(text) * (own + (1 - own) * (part - 1) / (processes - 1))))
+        at = _head_end_near(text, int(len(text) * (own + (1 - own) * (part - 1) / (processes - 1))))
         if at > (cuts[-1] if cuts else 0):
             cuts.append(at)
     workers: list[_Worker] = []
     try:
         for k, cut in enumerate(cuts):
             end = cuts[k + 1] if k + 1 < len(cuts) else len(text)
-            firsts = [bisect_left(starts, m.end()) for m in _HEAD_END.finditer(text, cut - 3, end)]
+            firsts = [bisect_left(starts, m.end()) for m in _HEAD_END.finditer(text, cut, end)]
             worker = _fork(checker, firsts) if firsts else None
             if worker is None:
                 break
@@ -140,15 +141,18 @@ def single_threaded() -> bool:
         return False
 
 
-def _body_near(text: str, at: int) -> int:
-    """The offset of the body start nearest to offset ``at`` (0 when there is none)."""
-    before = text.rfind(" {\n", 0, at)
-    after = text.find(" {\n", at)
-    if after < 0:
-        return before + 3 if before >= 0 else 0
-    if before < 0 or after - at < at - before:
-        return after + 3
-    return before + 3
+def _head_end_near(text: str, at: int) -> int:
+    """The offset of the header-line end (:data:`_HEAD_END`) nearest to offset ``at``, with
+    either line end; 0 when there is none."""
+    after = _HEAD_END.search(text, at)
+    before = text.rfind(" {", 0, at)
+    while before >= 0 and _HEAD_END.match(text, before) is None:
+        before = text.rfind(" {", 0, before)
+    if after is None:
+        return max(before, 0)
+    if before < 0 or after.start() - at < at - before:
+        return after.start()
+    return before
 
 
 def _fork(checker: BodyChecker, firsts: list[int]) -> _Worker | None:
