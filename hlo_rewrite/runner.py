@@ -241,15 +241,14 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     Closing the iterator early (an interrupt, a full standard output) cancels the files not
     started yet.
     """
+    # one file at a time: the reading of a large module may use the other cores
+    alone = replace(job, processes=usable_cpus())
     if stdin_data is not None:
-        job = replace(job, processes=usable_cpus())
-        yield process_data("<stdin>", "-", stdin_data, job, inputs[0].target if inputs else Target())
+        yield process_data("<stdin>", "-", stdin_data, alone, inputs[0].target if inputs else Target())
         return
     if jobs <= 1 or len(inputs) <= 1:
-        # one file at a time: the reading of a large module may use the other cores
-        job = replace(job, processes=usable_cpus())
         for i in inputs:
-            yield process_path(i.path, job, i.target, walked=i.walked)
+            yield process_path(i.path, alone, i.target, walked=i.walked)
         return
     from concurrent.futures import ProcessPoolExecutor
 
