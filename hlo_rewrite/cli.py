@@ -538,7 +538,7 @@ class _Writer:
         if mode is OutputMode.DIFF:
             if res.changed:
                 assert res.input_text is not None
-                diff = unified_diff(res.input_text, text, res.name)
+                diff = unified_diff(res.input_text, str(text), res.name)
                 self.stdout.write(color_diff(diff) if self.diff_color else diff)
             return
         if mode is OutputMode.STDOUT:

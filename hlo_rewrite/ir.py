@@ -541,6 +541,41 @@ class Computation:
     def by_name(self, value: dict[str, Instruction]) -> None:
         self._by_name = value
 
+    def source_runs(self) -> list[tuple[int, int] | Instruction]:
+        """The instructions in order: runs of those that are still their own source lines, as
+        ``(start, end)`` offsets of the module's source, and each other one as itself (the
+        printer writes a run as one stretch of the source)."""
+        mod = self.module
+        if mod is None:
+            return list(self.instructions)
+        starts = mod.line_starts
+        size = len(mod.source)
+        out: list[tuple[int, int] | Instruction] = []
+        run0 = run1 = -1
+        for instr in self.instructions:
+            rare = instr._rare
+            if instr._nlines > 0 and instr.computation is self and (
+                    rare is None or not (rare.get("text") is not None or rare.get("prefix"))):
+                if rare is not None and "span" in rare:
+                    s, e = rare["span"][:2]  # type: ignore[index]
+                else:
+                    first = instr.line - 1
+                    s, e = starts[first], min(starts[first + instr._nlines], size)
+                if s == run1:
+                    run1 = e
+                    continue
+                if run0 >= 0:
+                    out.append((run0, run1))
+                run0, run1 = s, e
+                continue
+            if run0 >= 0:
+                out.append((run0, run1))
+                run0 = run1 = -1
+            out.append(instr)
+        if run0 >= 0:
+            out.append((run0, run1))
+        return out
+
     def instruction_names(self) -> KeysView[str]:
         """The instruction names, without building instruction objects."""
         if self._lazy is not None:

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .errors import HloIOError
+from .printer import Printed
 
 
 class OutputMode(enum.Enum):
@@ -148,7 +149,11 @@ def same_file(a: str, b: str) -> bool:
 _PIECE = 1 << 20
 
 
-def _pieces(text: str) -> Iterator[bytes]:
+def _pieces(text: str | Printed) -> Iterator[bytes]:
+    if isinstance(text, Printed):  # a printed module: its stretches, never joined
+        for piece in text.pieces(_PIECE):
+            yield piece.encode("utf-8")
+        return
     for start in range(0, max(len(text), 1), _PIECE):
         yield text[start : start + _PIECE].encode("utf-8")
 
@@ -159,8 +164,8 @@ def _byte_pieces(data: bytes) -> Iterator[memoryview]:
         yield view[start : start + _PIECE]
 
 
-def _write_all(fd: int, text: str | bytes) -> None:
-    for piece in _pieces(text) if isinstance(text, str) else _byte_pieces(text):
+def _write_all(fd: int, text: str | bytes | Printed) -> None:
+    for piece in _byte_pieces(text) if isinstance(text, bytes) else _pieces(text):
         view = memoryview(piece)
         while view:
             n = os.write(fd, view)
@@ -206,7 +211,7 @@ def ensure_directory(path: str) -> None:
         raise _io_error(path, exc, "cannot create output directory") from None
 
 
-def write_file(path: str, text: str | bytes) -> None:
+def write_file(path: str, text: str | bytes | Printed) -> None:
     """Write ``text`` (UTF-8; or bytes as they are) to ``path`` without harming what is there
     (module docstring)."""
     target = os.path.realpath(path)  # a symbolic link is followed; the link itself stays
@@ -224,7 +229,7 @@ def write_file(path: str, text: str | bytes) -> None:
     _replace_atomically(path, target, text, st)
 
 
-def _write_through(path: str, target: str, text: str | bytes) -> None:
+def _write_through(path: str, target: str, text: str | bytes | Printed) -> None:
     """A device, FIFO or the like: open it and write, as ``cat > target`` would."""
     try:
         fd = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
@@ -238,7 +243,7 @@ def _write_through(path: str, target: str, text: str | bytes) -> None:
         os.close(fd)
 
 
-def _replace_atomically(path: str, target: str, text: str | bytes, st: os.stat_result | None) -> None:
+def _replace_atomically(path: str, target: str, text: str | bytes | Printed, st: os.stat_result | None) -> None:
     directory = os.path.dirname(target)
     tmp: str | None = None
     try:
@@ -325,15 +330,19 @@ class Stdout:
     def at_line_start(self) -> bool:
         return self._last in ("", "\n")
 
-    def write(self, text: str) -> None:
+    def write(self, text: str | Printed) -> None:
+        if isinstance(text, Printed):
+            for part in text.pieces(_PIECE):
+                self.write(part)
+            return
         if not text:
             return
         self._last = text[-1]
         if self.closed:
             return
         try:
-            for piece in _pieces(text):
-                write_stdout_bytes(piece)
+            for data in _pieces(text):
+                write_stdout_bytes(data)
             flush_stdout()
         except BrokenPipeError:
             self.closed = True
@@ -352,7 +361,7 @@ class Stdout:
             silence_stdout()
         self.count += 1
 
-    def write_module(self, text: str) -> None:
+    def write_module(self, text: str | Printed) -> None:
         """One module; several are separated like ``--split-input-file`` chunks."""
         if self.count:
             self.write("// -----\n" if self.at_line_start else "\n// -----\n")

@@ -8,6 +8,8 @@ changed is printed the way XLA's printer spells it, in the module's own style
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .ir import Computation, Instruction, Module, Style
 
 
@@ -54,86 +56,151 @@ def computation_text(comp: Computation, style: Style) -> str:
     if comp.edits == 0 and comp.source_span is not None and comp.module is not None:
         start, end = comp.source_span
         return comp.module.source[start:end]  # untouched: one slice of the source
-    parts = [comp.head]
-    at_line_start = comp.head.endswith(("\n", "\r"))
-    for instr in comp.instructions:
-        text = instruction_text(instr, style)
-        if not at_line_start and instr.text is None:
+    source = comp.module.source if comp.module is not None else ""
+    return "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in _computation_segments(comp, style))
+
+
+#: a stretch of the output: ``(start, end)`` of the module's source, or text printed anew
+Segment = tuple[int, int] | str
+
+
+class Printed:
+    """A module's printed text, kept as it is made: stretches of its source and text printed
+    anew, in order. Writing it takes it a piece at a time (:meth:`pieces`), so a large output
+    is never held whole beside its source; ``str()`` joins it."""
+
+    __slots__ = ("source", "segments")
+
+    def __init__(self, source: str, segments: list[Segment]) -> None:
+        self.source = source
+        self.segments = segments
+
+    def __len__(self) -> int:
+        return sum(s[1] - s[0] if isinstance(s, tuple) else len(s) for s in self.segments)
+
+    def is_source(self) -> bool:
+        """Whether the text is the source, byte for byte (a pass may change a line back)."""
+        source = self.source
+        at = 0
+        for seg in self.segments:
+            if isinstance(seg, tuple):
+                if seg[0] != at:
+                    return False
+                at = seg[1]
+            else:
+                if not source.startswith(seg, at):
+                    return False
+                at += len(seg)
+        return at == len(source)
+
+    def pieces(self, size: int) -> Iterator[str]:
+        """The text in order, in pieces of at most ``size`` characters (or one new text)."""
+        source = self.source
+        for seg in self.segments:
+            if isinstance(seg, str):
+                if seg:
+                    yield seg
+                continue
+            for at in range(seg[0], seg[1], size):
+                yield source[at : min(at + size, seg[1])]
+
+    def __str__(self) -> str:
+        """The whole text. When it is the source with one stretch printed anew (most often a
+        changed ENTRY), it is made with ``str.replace``, which writes it at once: joining
+        slices of the untouched text would hold that text a second time while it is made."""
+        source, segments = self.source, self.segments
+        if len(segments) == 1 and segments[0] == (0, len(source)):
+            return source
+        first, last = segments[0], segments[-1]
+        if (len(segments) > 2 and isinstance(first, tuple) and isinstance(last, tuple) and first[0] == 0
+                and last[1] == len(source) and first[1] <= last[0]):
+            old = source[first[1] : last[0]]
+            if source.find(old) == first[1]:  # replace() takes the first occurrence
+                middle = "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in segments[1:-1])
+                return source.replace(old, middle, 1)
+        return "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in segments)
+
+
+def _computation_segments(comp: Computation, style: Style) -> list[Segment]:
+    """A changed computation: its unchanged lines as stretches of the source, the rest printed."""
+    out: list[Segment] = []
+    head = comp.head
+    span = comp.source_span
+    source = comp.module.source if comp.module is not None else ""
+    out.append((span[0], span[0] + len(head)) if span is not None and source.startswith(head, span[0]) else head)
+    at_line_start = head.endswith(("\n", "\r"))
+    last_printed = False
+    for item in comp.source_runs():
+        if isinstance(item, tuple):
+            prev = out[-1]
+            if isinstance(prev, tuple) and prev[1] == item[0]:
+                out[-1] = (prev[0], item[1])
+            else:
+                out.append(item)
+            at_line_start = source[item[1] - 1] in "\n\r"
+            last_printed = False
+            continue
+        text = instruction_text(item, style)
+        if not at_line_start and item.text is None:
             # a new or changed instruction after one that shared its line with a
             # neighbour: it starts a line of its own
             text = style.newline + text
-        parts.append(text)
+        out.append(text)
         at_line_start = text.endswith(("\n", "\r"))
-    if not at_line_start and not comp.tail.startswith(("\n", "\r")) and comp.instructions[-1].text is None:
-        parts.append(style.newline)
-    parts.append(comp.tail)
-    return "".join(parts)
+        last_printed = item.text is None
+    if not at_line_start and not comp.tail.startswith(("\n", "\r")) and last_printed:
+        out.append(style.newline)
+    out.append(comp.tail)
+    return out
 
 
 def print_module(module: Module) -> str:
     """The module as HLO text (its source, byte for byte, when nothing changed)."""
-    if not module.changed:
-        return module.source
-    style = module.style
+    return str(render(module))
+
+
+def render(module: Module) -> Printed:
+    """The module as HLO text, kept in stretches (:class:`Printed`)."""
     source = module.source
-    # the output as runs of untouched source text, (start, end), and text printed anew, with
-    # the stretch of the source each new text stands for (None: a new piece)
-    segments: list[tuple[int, int] | str] = []
-    stands_for: list[tuple[int, int] | None] = []
-    run: tuple[int, int] | None = None  # source text that prints as itself, not written yet
+    if not module.changed:
+        return Printed(source, [(0, len(source))])
+    style = module.style
+    segments: list[Segment] = []
+    run0 = run1 = -1  # the stretch of the source that prints as itself, not added yet
     at: int | None = 0  # where the next piece stands in the source, when known
     for piece in module.pieces:
         span: tuple[int, int] | None = None
         if isinstance(piece, str):
             if at is not None and source.startswith(piece, at):
                 span = (at, at + len(piece))
-        elif piece.edits == 0 and piece.source_span is not None and piece.module is module:
+        elif piece.edits == 0 and piece.module is module:
             span = piece.source_span
-        if span is not None and run is not None and run[1] == span[0]:
-            run = (run[0], span[1])  # untouched pieces in a row: one slice of the source
-        else:
-            if run is not None:
-                segments.append(run)
-            run = span
-            if span is None:
-                if isinstance(piece, str):
-                    segments.append(piece)
-                    stands_for.append(None)
-                else:
-                    segments.append(computation_text(piece, style))
-                    stands_for.append(piece.source_span if piece.module is module else None)
         if span is not None:
+            if span[0] == run1:
+                run1 = span[1]
+            else:
+                if run0 >= 0:
+                    segments.append((run0, run1))
+                run0, run1 = span
             at = span[1]
-        else:
-            at = None if isinstance(piece, str) or piece.source_span is None else piece.source_span[1]
-    if run is not None:
-        segments.append(run)
-    return _join(source, segments, stands_for)
-
-
-def _join(source: str, segments: list[tuple[int, int] | str], stands_for: list[tuple[int, int] | None]) -> str:
-    """The output text from its segments (see :func:`print_module`).
-
-    When it is the source with one stretch printed anew (a pass changed one computation, most
-    often ENTRY), it is made with ``str.replace``, which writes it at once: joining slices of
-    the untouched text would hold that text a second time while the output is made (10 MB of a
-    10 MB module; growing the text before the stretch in place measured no better).
-    """
-    if len(stands_for) == 1 and stands_for[0] is not None:
-        start, end = stands_for[0]
-        expected = 0
-        for seg in segments:
-            seg_start, seg_end = (start, end) if isinstance(seg, str) else seg
-            if seg_start != expected:
-                break
-            expected = seg_end
-        else:
-            if expected == len(source):
-                new = next(seg for seg in segments if isinstance(seg, str))
-                old = source[start:end]
-                if source.find(old) == start:  # replace() takes the first occurrence
-                    return source.replace(old, new, 1)
-    return "".join(source[seg[0] : seg[1]] if isinstance(seg, tuple) else seg for seg in segments)
+            continue
+        parts: list[Segment] = [piece] if isinstance(piece, str) else (
+            _computation_segments(piece, style) if piece.module is module else [computation_text(piece, style)])
+        first = parts[0]
+        if isinstance(first, tuple) and first[0] == run1:
+            parts[0] = (run0, first[1])  # the computation's first lines are unchanged
+        elif run0 >= 0:
+            segments.append((run0, run1))
+        run0 = run1 = -1
+        last = parts[-1]
+        if isinstance(last, tuple):  # its last lines are: the run goes on from them
+            parts.pop()
+            run0, run1 = last
+        segments.extend(p for p in parts if p)
+        at = None if isinstance(piece, str) or piece.source_span is None else piece.source_span[1]
+    if run0 >= 0:
+        segments.append((run0, run1))
+    return Printed(source, segments)
 
 
 def detect_style(module: Module) -> Style:

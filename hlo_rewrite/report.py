@@ -10,10 +10,13 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import ExitCode, HloError
 from .passes import PassOptions, PassReport
+
+if TYPE_CHECKING:
+    from .printer import Printed
 
 #: version of the ``--report`` JSON layout; bumped on incompatible changes
 REPORT_SCHEMA = 1
@@ -94,7 +97,7 @@ class FileResult:
 
     name: str  # display name ("<stdin>" for standard input)
     path: str  # as given on the command line ("-" for standard input)
-    output_text: str | None = None
+    output_text: str | Printed | None = None  # a module's output is kept in pieces (printer.Printed)
     input_text: str | None = None  # kept only when needed (--diff)
     changed: bool = False
     modules: list[ModuleResult] = field(default_factory=list)

@@ -25,7 +25,7 @@ from .errors import ExitCode, HloError, HloInternalError, clarified
 from .io import check_not_foreign
 from .passes import PassOptions
 from .pipeline import run_passes
-from .printer import print_module
+from .printer import Printed, render
 from .reader import parse_module
 from .report import ErrorInfo, FileResult, ModuleResult
 from .split import join_chunks, split_chunks
@@ -94,7 +94,8 @@ def internal_error(exc: BaseException, filename: str) -> ErrorInfo:
     )
 
 
-def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: int = 0) -> tuple[str | None, ModuleResult]:
+def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: int = 0
+                   ) -> tuple[Printed | None, ModuleResult]:
     """Parse, rewrite and print one module; returns (output or None, result)."""
     result = ModuleResult(index=index, line_offset=line_offset)
     try:
@@ -103,13 +104,13 @@ def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: 
         t1 = time.perf_counter()
         result.reports = run_passes(module, job.names, job.options)
         t2 = time.perf_counter()
-        out = print_module(module)
+        out = render(module)
         t3 = time.perf_counter()
         result.seconds = {"parse": t1 - t0, "passes": t2 - t1, "print": t3 - t2}
-        if job.safe and out != text:
+        if job.safe and not same_text(out, text):
             from .safety import check_output
 
-            check_output(out, job.names, job.options, name)
+            check_output(str(out), job.names, job.options, name)
             result.seconds["check"] = time.perf_counter() - t3
         return out, result
     except HloInternalError as exc:
@@ -119,6 +120,11 @@ def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: 
     except Exception as exc:  # noqa: BLE001 - any other exception is a bug: report it, never crash
         result.error = internal_error(exc, name)
     return None, result
+
+
+def same_text(out: Printed, text: str) -> bool:
+    """Whether the printed module is ``text``, byte for byte."""
+    return out.is_source() if out.source is text else str(out) == text
 
 
 def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
@@ -134,11 +140,19 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
         chunks, separators = split_chunks(text)
     else:
         chunks, separators = None, []
+    if chunks is None and not bom:  # one module: its output is written a piece at a time
+        out, mod = process_module(text, name, job)
+        res.modules.append(mod)
+        res.errors = [m.error for m in res.modules if m.error is not None]
+        if out is not None and not res.errors:
+            res.output_text = out
+            res.changed = not same_text(out, original)
+        return res
     outputs: list[str] = []
     if chunks is None:
         out, mod = process_module(text, name, job)
         res.modules.append(mod)
-        outputs.append(out if out is not None else "")
+        outputs.append(str(out) if out is not None else "")
     else:
         for i, chunk in enumerate(chunks):
             if chunk.is_blank and len(chunks) > 1:  # a lone blank input is an error, as without the split
@@ -147,11 +161,11 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
                 continue
             out, mod = process_module(chunk.text, name, job, i, chunk.line_offset)
             res.modules.append(mod)
-            outputs.append(out if out is not None else "")
+            outputs.append(str(out) if out is not None else "")
     res.errors = [m.error for m in res.modules if m.error is not None]
     if not res.errors:
-        out = outputs[0] if chunks is None else join_chunks(outputs, separators)
-        res.output_text = BOM + out if bom else out
+        joined = outputs[0] if chunks is None else join_chunks(outputs, separators)
+        res.output_text = BOM + joined if bom else joined
         res.changed = res.output_text != original
     return res
 
@@ -178,14 +192,15 @@ def process_data(name: str, path: str, data: bytes | None, job: Job, target: Tar
             if res.errors:
                 return res
             assert res.output_text is not None
-            outputs = [res.output_text]
+            outputs: Sequence[str | Printed] = [res.output_text]  # made a string below, only when encoded
         else:
-            outputs = _process_units(doc, res, job)
+            units = _process_units(doc, res, job)
             if res.errors:
                 return res
             res.input_text = doc.text if job.keep_input else None
-            res.output_text = doc.rebuild_text(outputs)
-            res.changed = not doc.unchanged(outputs)
+            res.output_text = doc.rebuild_text(units)
+            res.changed = not doc.unchanged(units)
+            outputs = units
         if res.changed and doc.format == formats.TORCH_XLA:
             res.changed_parts = [u.label for u, out in zip(doc.units, outputs, strict=True) if out != u.text]
         named = target.named_format if doc.format != formats.TORCH_XLA else None
@@ -193,7 +208,7 @@ def process_data(name: str, path: str, data: bytes | None, job: Job, target: Tar
                                                       or formats.default_output_format(doc.format))
         gzip = doc.compressed if target.compress is None else target.compress
         if target.encode and (fmt != formats.default_output_format(doc.format) or gzip):
-            res.output_data = doc.encode(outputs, output_format=fmt, compress=gzip)
+            res.output_data = doc.encode([str(out) for out in outputs], output_format=fmt, compress=gzip)
     except HloInternalError as exc:
         res.errors.append(internal_error(exc, name))
     except HloError as exc:
@@ -209,7 +224,7 @@ def _process_units(doc: formats.Document, res: FileResult, job: Job) -> list[str
     for i, unit in enumerate(doc.units):
         out, mod = process_module(unit.text, doc.name, job, i, unit.line_offset)
         res.modules.append(mod)
-        outputs.append(out if out is not None else unit.text)
+        outputs.append(str(out) if out is not None else unit.text)
     res.errors = [m.error for m in res.modules if m.error is not None]
     return outputs
 

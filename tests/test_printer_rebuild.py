@@ -115,3 +115,57 @@ def test_a_new_computation_is_printed_where_it_stands():
     out = print_module(module)
     assert out == _piece_by_piece(module)
     assert "%neg (q: f32[]) -> f32[] {" in out
+
+
+@pytest.mark.parametrize("edited", [[], ["main"], ["add"], ["add", "main"], ["add", "mul", "main"]])
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])
+def test_the_printed_pieces_are_the_text(edited, size):
+    """What the command writes a piece at a time (``render``) is what ``print_module`` joins,
+    whatever the piece size; a changed computation keeps its unchanged lines as stretches of
+    the source."""
+    from hlo_rewrite.printer import render
+
+    module = parse_module(MODULE)
+    for name in edited:
+        _edit(module, name)
+    printed = render(module)
+    text = str(printed)
+    assert text == _piece_by_piece(module)
+    pieces = list(printed.pieces(size))
+    new = {s for s in printed.segments if isinstance(s, str)}  # written as they are
+    assert "".join(pieces) == text and all(len(p) <= size or p in new for p in pieces)
+    assert len(printed) == len(text)
+    assert printed.is_source() == (text == MODULE) == (not edited)
+    assert sum(s.count("metadata") for s in new) == len(edited)  # each edited ROOT line is new
+    assert sum(s.count(" = ") for s in new) == len(edited)  # and no other instruction
+
+
+def test_a_change_made_back_prints_as_the_source():
+    """A module a pass changed and changed back is its source again: the command then says
+    it is unchanged."""
+    from hlo_rewrite.printer import render
+
+    module = parse_module(MODULE)
+    root = module.computation("main").root
+    root.mark_changed()
+    printed = render(module)
+    assert module.changed and str(printed) == MODULE and printed.is_source()
+    root.set_attr("metadata", '{op_name="x"}')
+    assert not render(module).is_source()
+
+
+@pytest.mark.parametrize("segments", [
+    [(0, 5), "XY", (9, 20)],  # one stretch replaced: made by str.replace
+    [(0, 5), "XY", (9, 12), "Z", (15, 20)],  # two: joined
+    ["A", (0, 20)],
+    [(0, 20), "B"],
+    [(0, 3), (3, 20)],
+])
+def test_a_printed_text_joins_whatever_its_segments(segments):
+    from hlo_rewrite.printer import Printed
+
+    source = "abcdefghijabcdefghij"  # its stretches occur twice: the replacement must not pick the first
+    printed = Printed(source, list(segments))
+    expected = "".join(source[s[0]:s[1]] if isinstance(s, tuple) else s for s in segments)
+    assert str(printed) == expected == "".join(printed.pieces(3))
+    assert printed.is_source() == (expected == source)
