@@ -14,7 +14,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import chain, repeat
-from operator import ge
+from operator import add, ge, methodcaller
 from sys import intern
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,10 +28,9 @@ from .patterns import (
     BUILT_LINE,
     CALLEE_RE,
     CALLEE_VALUES,
+    INDEX_COMMENT,
     INDEXED_OPERAND,
     INDEXED_OPERAND_LIST,
-    NAME_FIND,
-    NAME_NOT_IN_COMMENT,
     NAMES_ONLY,
     NEXT_IS_NAME,
     NON_CALLER_OPCODES,
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
 _NOWHERE = 1 << 62
 #: a stretch of at most this many lines checks its operands in a loop (measured: cheaper)
 _FEW_LINES = 48
+_COMMAS = methodcaller("count", ",")
 
 #: one object per set of opcodes present in a body (many bodies share a set)
 OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}
@@ -305,10 +305,19 @@ def operands_defined_before_use(
         return True
     # each item between commas is one name (checked above): the k-th line holds
     # (its commas + 1) of them; every one must stand on an earlier line
-    found: list[str] = (NAME_NOT_IN_COMMENT if comments else NAME_FIND).findall(joined)
-    counts = [t.count(",") + 1 if t else 0 for t in operands]
+    found = bare_names(joined, comments)
+    counts = map(add, map(_COMMAS, operands), map(bool, operands))
     lines = chain.from_iterable(map(repeat, range(base, base + len(operands)), counts))
     return not any(map(ge, map(get, found, repeat(_NOWHERE)), lines))
+
+
+def bare_names(joined: str, comments: bool) -> list[str]:
+    """The names of an operand list checked to be bare names, each perhaps after XLA's
+    ``/*index=N*/`` (``comments``), in order: what is left between the commas once the
+    comments, ``%`` and blanks (none of which a name holds) are taken out."""
+    if comments:
+        joined = INDEX_COMMENT.sub("", joined)
+    return joined.replace("%", "").replace(" ", "").replace("\t", "").split(",")
 
 
 def block_names(text: str, start: int, end: int) -> list[str]:
@@ -322,7 +331,6 @@ def build_block(comp: Computation, block: tuple[int, int], text: str, starts: Se
     begin, end = block
     first = bisect_right(starts, begin) - 1
     comments = text.find("/*", begin, end) >= 0
-    find = INDEXED_OPERAND.findall if comments else NAME_FIND.findall
     instructions: list[Instruction] = []
     by_name: dict[str, Instruction] = {}
     new_instruction = Instruction.from_scan
@@ -337,7 +345,7 @@ def build_block(comp: Computation, block: tuple[int, int], text: str, starts: Se
         if opcode in PAYLOAD_OPCODES:
             operands, payload = [], inner
         else:
-            operands, payload = [by_name[op].name for op in find(inner)], None
+            operands, payload = [by_name[op].name for op in bare_names(inner, comments)] if inner else [], None
         instr = new_instruction(
             name, opcodes[opcode], None if shape is None else intern(shape), operands,
             root is not None, i + 1, m.start(3) + 1 - len(pct) - start, 1, m.end() - start, payload, comp,

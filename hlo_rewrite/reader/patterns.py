@@ -115,9 +115,8 @@ BUILT_LINE = re.compile(
 # possessive: the engine keeps no backtracking state per operand (a body's operands are
 # checked as one string: a million of them would otherwise cost a hundred bytes each)
 INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*" + P)
-# the names in an operand list already checked to be bare names, perhaps after /*index=N*/
-# (whose word "index" follows a '*', and so is not taken for one)
-NAME_NOT_IN_COMMENT = re.compile(r"(?<![*A-Za-z0-9_.\-])" + IDENT)
+# XLA's comment before an operand (in an operand list already checked)
+INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 INDEXED_OPERAND = re.compile(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
 # every byte but brackets and newlines, deleted to check bracket nesting line by line
 NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")
