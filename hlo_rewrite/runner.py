@@ -176,15 +176,17 @@ def process_data(name: str, path: str, data: bytes | None, job: Job, target: Tar
     format they are; never raises."""
     res = FileResult(name=name, path=path)
     try:
-        if data is None:
-            data = formats.read_bytes(path)
-        doc = formats.from_bytes(data, name, fallback=None)
+        doc = formats.map_hlo_text(path, name) if data is None else None  # a large HLO text file
         if doc is None:
-            if walked:
-                res.skipped = True
-                return res
-            check_not_foreign(formats.contents(data, name), name)  # says what clearly foreign data looks like
-            doc = formats.from_bytes(data, name)  # read as HLO text: the reader says what is wrong
+            if data is None:
+                data = formats.read_bytes(path)
+            doc = formats.from_bytes(data, name, fallback=None)
+            if doc is None:
+                if walked:
+                    res.skipped = True
+                    return res
+                check_not_foreign(formats.contents(data, name), name)  # says what clearly foreign data looks like
+                doc = formats.from_bytes(data, name)  # read as HLO text: the reader says what is wrong
         del data  # the document holds what it needs: the text is not held twice
         assert doc is not None
         if doc.format == formats.HLO:

@@ -183,3 +183,41 @@ def test_docs_formats_python_examples_run():
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/formats.md", "exec"), {})
+
+
+def _large(text: str) -> str:
+    """``text`` with comment lines after it, to at least the size that is mapped."""
+    pad = "// padding to the size the reader maps\n" * (formats.document.MAP_MIN_BYTES // 30)
+    return text + pad
+
+
+def test_a_large_hlo_text_file_is_decoded_from_a_map_as_it_would_be_read(tmp_path):
+    path = tmp_path / "big.hlo"
+    text = _large(ALLREDUCE_MODULE)
+    path.write_bytes(text.encode())
+    mapped = formats.map_hlo_text(str(path), "big.hlo")
+    read = formats.from_bytes(formats.read_bytes(str(path)), "big.hlo")
+    assert mapped is not None and read is not None
+    assert (mapped.format, mapped.compressed, mapped.text, mapped.units) == (read.format, read.compressed,
+                                                                            read.text, read.units)
+    assert mapped.text == text
+
+
+@pytest.mark.parametrize("kind", ["small", "gzip", "not-utf8", "proto", "stdin", "missing", "directory"])
+def test_only_large_plain_utf8_hlo_text_is_mapped(tmp_path, kind):
+    """Everything else is read as before, so its errors (a located UTF-8 error, a missing file)
+    are said the same way."""
+    path = tmp_path / "in.hlo"
+    text = _large(ALLREDUCE_MODULE)
+    data = {
+        "small": ALLREDUCE_MODULE.encode(),
+        "gzip": gzip.compress(text.encode()),
+        "not-utf8": text.encode().replace(b"// padding", b"// pad\xffing", 1),
+        "proto": b"\x0a\x03abc" * (formats.document.MAP_MIN_BYTES // 4),
+    }.get(kind)
+    if data is not None:
+        path.write_bytes(data)
+    elif kind == "directory":
+        path.mkdir()
+    target = "-" if kind == "stdin" else str(path)
+    assert formats.map_hlo_text(target, "in.hlo") is None

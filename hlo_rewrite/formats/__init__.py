@@ -20,6 +20,7 @@ from .document import (
     format_for_destination,
     from_bytes,
     load,
+    map_hlo_text,
     read_bytes,
     wants_gzip,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "format_for_destination",
     "from_bytes",
     "load",
+    "map_hlo_text",
     "read_bytes",
     "sniff",
     "walk",

@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import wire
+
+if TYPE_CHECKING:
+    from mmap import mmap
 
 HLO = "hlo"
 TORCH_XLA = "torch_xla"
@@ -89,11 +93,18 @@ def _is_pbtxt(head: str) -> bool:
     return bool(_PBTXT_FIELD.match(head, pos)) and bool(_PBTXT_MODULE_FIELDS.search(head))
 
 
+def starts_like_hlo(data: bytes | mmap) -> bool:
+    """Whether ``data`` (decompressed bytes, or a file mapped in memory) is HLO text: the
+    first look of :func:`sniff`, which takes it for HLO before any other format."""
+    head = data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
+    return _starts_like_hlo(head, lambda: bool(_ENTRY_LINE.search(data)))
+
+
 def sniff(data: bytes) -> str | None:
     """The format of ``data`` (decompressed bytes), or None when it is none the tool reads."""
-    head = data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
-    if _starts_like_hlo(head, lambda: bool(_ENTRY_LINE.search(data))):
+    if starts_like_hlo(data):
         return HLO
+    head = data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
     textual = "\ufffd" not in head[:-4] and "\x00" not in head
     if textual:
         if _FRAME_LINE.search(data):
