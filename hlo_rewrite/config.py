@@ -27,6 +27,18 @@ class Config:
     values: dict[str, Any]  # key (as written) -> value
 
 
+def _may_hold_table(path: str) -> bool:
+    """Whether the file's text names the tool at all (a table for it must, unless its key is
+    written with escapes); a file that does not is not parsed (parsing, with importing the
+    TOML reader, is most of a small run's look for its configuration)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return True  # let the reading say why it cannot
+    return b"hlo-rewrite" in data or b"\\u" in data or b"\\U" in data
+
+
 def _load_toml(path: str) -> dict[str, Any]:
     try:
         import tomllib  # Python >= 3.11
@@ -61,7 +73,7 @@ def find_config(start: str) -> Config | None:
     directory = os.path.abspath(start)
     while True:
         candidate = os.path.join(directory, FILENAME)
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and _may_hold_table(candidate):
             data: Any = _load_toml(candidate)
             for key in TABLE:
                 data = data.get(key) if isinstance(data, dict) else None

@@ -645,6 +645,24 @@ def test_pyproject_configuration_sets_passes_and_options(tmp_path):
     assert r.stdout.count(b"AwsNeuronAllReduceAdd_f32") == 2
 
 
+@pytest.mark.parametrize("nearer", ['[tool.other]\nx = 1\n', "not [ valid TOML\n", 'name = "x"\n'])
+def test_a_pyproject_that_does_not_name_the_tool_is_passed_over(tmp_path, nearer):
+    """Only a file that names the tool can hold its table: another (valid or not) is not
+    parsed, and the table further up is found."""
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    write(project / "pyproject.toml", f'[tool.hlo-rewrite]\npasses = ["{CONVERT}"]\nall-computations = true\n')
+    write(project / "sub" / "pyproject.toml", nearer)
+    src = write(project / "sub" / "called.hlo", CALLED)
+    r = hlo("-v", str(src))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count(b"AwsNeuronAllReduceAdd_f32") == 2
+    assert f"configuration: [tool.hlo-rewrite] in {project / 'pyproject.toml'}" in r.stderr.decode()
+    # a key written with escapes still names the table
+    write(project / "sub" / "pyproject.toml", '[tool."hlo\\u002Drewrite"]\npasses = "none"\n')
+    assert hlo(str(src)).stdout == CALLED.encode()
+
+
 @pytest.mark.parametrize(("table", "word"), [
     ("passes = []", "passes: is empty"),
     ('passes = "no-such-pass"', "no-such-pass"),
