@@ -140,6 +140,20 @@ def test_no_worker_outlives_a_reading_that_fails_early():
         os.waitpid(-1, os.WNOHANG)  # no child left, not even a finished one
 
 
+@pytest.mark.parametrize("old, new", [
+    ("%n.3 = f32[8]{0} negate", "%n.3 = /* a comment */ f32[8]{0} negate"),  # for the token reader
+    ("%n.30 = f32[8]{0} negate(%p.30)", "%n.30 = f32[8]{0} negate(\n  %p.30)"),  # not plain: line by line
+])
+def test_workers_started_for_text_the_line_reader_does_not_take_are_ended(old, new):
+    """The workers are forked before the reader has looked at the text: when it is not for
+    the line reader after all, they are ended unheard, and the module is the same."""
+    text = _module(40).replace(old, new, 1)
+    assert text.count(new) == 1
+    assert _both(text)[0] == "ok"
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
 def test_strict_mode_and_one_process_fork_nothing(collected):
     text = _module()
     parse_module(text, processes=1)

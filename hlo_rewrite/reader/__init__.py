@@ -19,6 +19,7 @@ import re
 from ..errors import HloError, HloInternalError
 from ..ir import Module
 from ..printer import detect_style
+from . import parallel
 from .lazy import NOTED_OPCODES
 from .plain import GrammarError, NotPlain, Scanner, read_plain
 
@@ -81,10 +82,21 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
 
 
 def _read(text: str, filename: str | None, strict: bool, processes: int) -> Module:
-    if not looks_plain(text):
-        return read_tokens(text, filename)
+    # the workers start first, so that they check while everything else is done here
+    prechecked = (parallel.start(text, processes) if processes > 1 and Scanner.check_blocks and not strict
+                  else None)
     try:
-        return read_plain(text, filename, strict, processes)
+        if not looks_plain(text):
+            return read_tokens(text, filename)
+        return _read_plain(text, filename, strict, prechecked)
+    finally:
+        if prechecked is not None:
+            prechecked.close()
+
+
+def _read_plain(text: str, filename: str | None, strict: bool, prechecked: parallel.Prechecked | None) -> Module:
+    try:
+        return read_plain(text, filename, strict, prechecked)
     except NotPlain:
         return read_tokens(text, filename)
     except HloInternalError:

@@ -92,6 +92,11 @@ class BodyChecker:
         self.comments = comments
         self.control = control
 
+    @classmethod
+    def of(cls, text: str, starts: Sequence[int]) -> BodyChecker:
+        """The checker of ``text``, with what one look at the whole text tells."""
+        return cls(text, starts, tabs="\t" in text, comments="/*" in text, control="control-predecessors" in text)
+
     def check(self, first: int, known: set[str] | frozenset[str]) -> BodyCheck | None:
         """Check the body whose first line is ``first`` when every line of it is one plain
         instruction (XLA prints nothing else); None when the body needs the line-by-line

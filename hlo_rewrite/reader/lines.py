@@ -24,6 +24,20 @@ def line_starts(text: str) -> array:
     return starts
 
 
+def newline_starts(text: str, offset: int = 0) -> array:
+    """Offset of every line start, a line ending at "\\n", and a sentinel one past the end
+    (``len(text) + 1``): the reader's lines. With ``offset`` (a line start), the lines before
+    it are left at 0 (one ``count`` finds how many there are), so that the array is indexed
+    by line as the whole one is: what a worker checking the text from there on needs."""
+    starts = array("I" if len(text) < 1 << 32 else "q", [0])  # 4 bytes a line when they do
+    if offset:
+        starts.frombytes(bytes(starts.itemsize * text.count("\n", 0, offset)))  # zeros
+        starts[-1] = offset
+    starts.extend(map(_MATCH_END, _NEWLINE.finditer(text, offset)))
+    starts.append(len(text) + 1)  # sentinel: the last line has no "\n"
+    return starts
+
+
 class Lines:
     """The lines of a text (without their "\\n"), sliced out of it on demand.
 
@@ -35,12 +49,7 @@ class Lines:
 
     def __init__(self, text: str, starts: Sequence[int] | None = None) -> None:
         self.text = text
-        if starts is None:
-            new = array("I" if len(text) < 1 << 32 else "q", [0])  # 4 bytes a line when they do
-            new.extend(map(_MATCH_END, _NEWLINE.finditer(text)))
-            new.append(len(text) + 1)  # sentinel: the last line has no "\n"
-            starts = new
-        self.starts = starts
+        self.starts = newline_starts(text) if starts is None else starts
 
     def __len__(self) -> int:
         return len(self.starts) - 1

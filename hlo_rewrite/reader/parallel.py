@@ -2,12 +2,15 @@
 
 The one-pass body check (:class:`.block.BodyChecker`) reads only the module's text, so it can
 run anywhere the text is. For a large module, when the caller allows more than one process,
-the reader forks workers at the start (POSIX ``fork``: the text and the line offsets are
-shared, not copied). Each worker checks the bodies of one later stretch of the module and
-sends back what it found; the reader checks the first stretch itself, and takes a worker's
-findings when it reaches that worker's stretch. A body a worker did not check, or found not
-plain, is read by the reader as always, so the errors and their locations do not depend on
-the path taken: a worker only ever saves the reader work it would have done the same way.
+the reader forks workers before it does anything else with the text (POSIX ``fork``: the text
+is shared, not copied). Each worker finds the line starts and computation bodies of one later
+stretch of the module itself, checks those bodies and sends back what it found; the reader
+meanwhile looks at the whole text, finds its lines, checks the bodies of the first stretch and
+reads on, and takes a worker's findings when it reaches that worker's stretch. A body a worker
+did not check, or found not plain, is read by the reader as always, so the errors and their
+locations do not depend on the path taken: a worker only ever saves the reader work it would
+have done the same way (and if the text is not for the line reader at all, the workers are
+ended unheard).
 
 A worker that fails in any way (killed, out of memory, an exception) costs only time: the
 reader then checks that stretch itself. Workers are ended with the reading, whatever ends it.
@@ -26,10 +29,10 @@ import re
 import signal
 import sys
 from bisect import bisect_left
-from collections.abc import Sequence
 from typing import Final, Literal
 
 from .block import BodyCheck, BodyChecker
+from .lines import newline_starts
 
 #: a module smaller than this is read in one process: forking and sending results back
 #: would cost more than it saves
@@ -40,7 +43,7 @@ MAX_PROCESSES: Final = 8
 
 #: the part of the text the reader checks itself (when it has one worker; with more, less):
 #: it also does the rest of the reading, and takes in the workers' findings
-OWN_SHARE_OF_TWO: Final = 0.4
+OWN_SHARE_OF_TWO: Final = 0.45
 
 
 class _Missing(enum.Enum):
@@ -56,14 +59,14 @@ _HEAD_END = re.compile(r" \{\r?\n")
 
 
 class _Worker:
-    """One forked worker: its process, the read end of its pipe, its first body line."""
+    """One forked worker: its process, the read end of its pipe, where its stretch starts."""
 
-    __slots__ = ("pid", "fd", "first", "results")
+    __slots__ = ("pid", "fd", "offset", "results")
 
-    def __init__(self, pid: int, fd: int, first: int) -> None:
+    def __init__(self, pid: int, fd: int, offset: int) -> None:
         self.pid = pid
         self.fd = fd
-        self.first = first
+        self.offset = offset
         self.results: dict[int, tuple | None] | None = None
 
 
@@ -72,12 +75,12 @@ class Prechecked:
 
     def __init__(self, workers: list[_Worker]) -> None:
         self._workers = workers  # in text order
-        self._firsts = [w.first for w in workers]
+        self._offsets = [w.offset for w in workers]
 
-    def take(self, first: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
-        """A worker's finding for the body starting on line ``first`` (a :class:`BodyCheck`,
-        or None: not plain), or :data:`MISSING` when no worker checked it."""
-        k = bisect_left(self._firsts, first + 1) - 1
+    def take(self, first: int, offset: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
+        """A worker's finding for the body starting on line ``first``, at ``offset`` (a
+        :class:`BodyCheck`, or None: not plain), or :data:`MISSING` when no worker checked it."""
+        k = bisect_left(self._offsets, offset) - 1
         if k < 0:
             return MISSING
         worker = self._workers[k]
@@ -89,7 +92,7 @@ class Prechecked:
         return None if found is None else BodyCheck(*found)
 
     def close(self) -> None:
-        """End every worker still running and forget what they found."""
+        """End every worker still running and forget what they found (again: nothing)."""
         for worker in self._workers:
             if worker.results is None:
                 try:
@@ -100,7 +103,7 @@ class Prechecked:
                 worker.results = {}
 
 
-def start(checker: BodyChecker, text: str, starts: Sequence[int], processes: int) -> Prechecked | None:
+def start(text: str, processes: int) -> Prechecked | None:
     """Fork up to ``processes - 1`` workers checking the bodies of the later stretches of
     ``text``; None when the text is too small, or forking is not possible."""
     # each process gets a few MB at least, and a many-core machine does not fork dozens
@@ -119,9 +122,7 @@ def start(checker: BodyChecker, text: str, starts: Sequence[int], processes: int
     workers: list[_Worker] = []
     try:
         for k, cut in enumerate(cuts):
-            end = cuts[k + 1] if k + 1 < len(cuts) else len(text)
-            firsts = [bisect_left(starts, m.end()) for m in _HEAD_END.finditer(text, cut, end)]
-            worker = _fork(checker, firsts) if firsts else None
+            worker = _fork(text, cut, cuts[k + 1] if k + 1 < len(cuts) else len(text))
             if worker is None:
                 break
             workers.append(worker)
@@ -155,7 +156,7 @@ def _head_end_near(text: str, at: int) -> int:
     return before
 
 
-def _fork(checker: BodyChecker, firsts: list[int]) -> _Worker | None:
+def _fork(text: str, cut: int, end: int) -> _Worker | None:
     read_fd, write_fd = os.pipe()
     try:
         pid = os.fork()
@@ -170,18 +171,27 @@ def _fork(checker: BodyChecker, firsts: list[int]) -> _Worker | None:
             os.close(read_fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            found = {}
-            for first in firsts:
-                checked = checker.check(first, frozenset())
-                found[first] = None if checked is None else tuple(checked)
-            data = pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(_check_stretch(text, cut, end), pickle.HIGHEST_PROTOCOL)
             view = memoryview(data)
             while view:
                 view = view[os.write(write_fd, view) :]
         finally:
             os._exit(0)
     os.close(write_fd)
-    return _Worker(pid, read_fd, firsts[0])
+    return _Worker(pid, read_fd, cut)
+
+
+def _check_stretch(text: str, cut: int, end: int) -> dict[int, tuple | None]:
+    """In a worker: the findings for the bodies whose headers end between offsets ``cut``
+    and ``end``, by first line."""
+    starts = newline_starts(text, text.rfind("\n", 0, cut) + 1)  # from the line of the first header
+    checker = BodyChecker.of(text, starts)
+    found: dict[int, tuple | None] = {}
+    for m in _HEAD_END.finditer(text, cut, end):
+        first = bisect_left(starts, m.end())
+        checked = checker.check(first, frozenset())
+        found[first] = None if checked is None else tuple(checked)
+    return found
 
 
 def _collect(worker: _Worker) -> dict[int, tuple | None]:

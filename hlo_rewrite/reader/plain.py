@@ -36,7 +36,6 @@ from ..lexicon import instruction_name_problem
 from ..opcodes import split_async_opcode
 from ..printer import detect_style
 from ..shapes import ELEMENT_TYPES
-from . import parallel
 from .block import OPCODE_SETS, BodyChecker, build_block, callees_plainly_known, top_level
 from .checks import header_problem, unknown_opcode_message
 from .lazy import NOTED_OPCODES, LazyBody
@@ -296,11 +295,12 @@ class Scanner:
     check_blocks = True
 
     def __init__(
-        self, text: str, filename: str | None, strict: bool, *, module: Module | None = None, processes: int = 1
+        self, text: str, filename: str | None, strict: bool, *, module: Module | None = None,
+        prechecked: Prechecked | None = None,
     ) -> None:
         """A reader of ``text``; with ``module`` (read from ``text`` before), one that builds
-        that module's unbuilt computations. Up to ``processes`` processes may check the
-        bodies of a large module (:mod:`.parallel`)."""
+        that module's unbuilt computations. ``prechecked`` are the workers checking the
+        bodies of a large module (:mod:`.parallel`); the reader ends them when it is done."""
         self.text = text
         self.filename = filename
         self.strict = strict
@@ -312,20 +312,17 @@ class Scanner:
             self.lines = Lines(text, module.line_starts)
             self.module = module
         self.instruction_count = 0
-        self.maybe_tabs = "\t" in text
         # (computation, instruction name) of instructions with attributes naming
         # computations or control predecessors, checked once all are known
         # and the 0-based line each is on
         self.callers: list[tuple[Computation, str, int]] = []
+        self.bodies = BodyChecker.of(text, self.lines.starts)
         # whether the text has comments or control predecessors anywhere (one
         # look at the whole text spares a look into every computation)
-        self.maybe_comments = self.module.source_has("/*")
-        self.maybe_control = self.module.source_has("control-predecessors")
-        self.bodies = BodyChecker(
-            text, self.lines.starts, tabs=self.maybe_tabs, comments=self.maybe_comments, control=self.maybe_control
-        )
-        self.processes = processes
-        self.prechecked: Prechecked | None = None  # what worker processes found
+        self.maybe_tabs = self.bodies.tabs
+        self.maybe_comments = self.bodies.comments
+        self.maybe_control = self.bodies.control
+        self.prechecked = prechecked  # what worker processes found (parallel.start)
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
@@ -388,8 +385,6 @@ class Scanner:
 
     # --------------------------------------------------------------------- scan
     def run(self) -> Module:
-        if self.processes > 1 and self.check_blocks and not self.strict:
-            self.prechecked = parallel.start(self.bodies, self.text, self.lines.starts, self.processes)
         try:
             return self._run()
         finally:
@@ -720,7 +715,7 @@ class Scanner:
         text (:meth:`.block.BodyChecker.check`, or its result from a worker process);
         returns the line after the computation, or None when the body needs the
         line-by-line reading (which also locates every error)."""
-        found = self.prechecked.take(first) if self.prechecked is not None else MISSING
+        found = self.prechecked.take(first, self.lines.starts[first]) if self.prechecked is not None else MISSING
         checked = self.bodies.check(first, comp_names) if found is MISSING else found
         if checked is None:
             return None
@@ -838,8 +833,8 @@ def build_body(comp: Computation, lazy: LazyBody) -> None:
             gc.enable()
 
 
-def read_plain(text: str, filename: str | None, strict: bool, processes: int = 1) -> Module:
+def read_plain(text: str, filename: str | None, strict: bool, prechecked: Prechecked | None = None) -> Module:
     """Read text as XLA prints it; raises :class:`NotPlain` for text it cannot vouch for.
-    ``strict`` builds every computation (for the strict checks that follow); up to
-    ``processes`` processes check the bodies of a large module."""
-    return Scanner(text, filename, strict, processes=processes).run()
+    ``strict`` builds every computation (for the strict checks that follow); ``prechecked``
+    are the workers checking the bodies of a large module (:func:`.parallel.start`)."""
+    return Scanner(text, filename, strict, prechecked=prechecked).run()
