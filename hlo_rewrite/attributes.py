@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .errors import HloParseError
 from .lexicon import IDENTIFIER, attribute_value_end, skip_string, skip_trivia
 from .opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS
+from .regex import lazy_pattern
 
 if TYPE_CHECKING:
     from .ir import Instruction
@@ -95,7 +96,7 @@ def called_computation_names(attrs: list[tuple[str, str]]) -> list[str]:
 
 
 _CALLEE_WORDS = "|".join(sorted(CALLEE_ATTRS | CALLEE_LIST_ATTRS))
-_QUICK_CALLEE = re.compile(
+_QUICK_CALLEE = lazy_pattern(
     r",[ \t]*(" + _CALLEE_WORDS + r")=(?:%?(" + IDENTIFIER + r")(?=[ \t]*(?:,[ \t]*" + IDENTIFIER
     + r"=|$))|\{([^{}\"]*)\})"
 )

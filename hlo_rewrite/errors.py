@@ -8,8 +8,9 @@ line and a caret under the column.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Iterable
+
+from .regex import lazy_pattern
 
 
 class ExitCode(enum.IntEnum):
@@ -154,7 +155,7 @@ class HloInternalError(HloError):
 
 # the reader's wording when an unknown element type stands where a shape belongs: the word
 # before '[' is then taken for an opcode
-_UNKNOWN_ELEMENT_TYPE = re.compile(r"expected '\(' after '([A-Za-z][A-Za-z0-9]*)', found '\['")
+_UNKNOWN_ELEMENT_TYPE = lazy_pattern(r"expected '\(' after '([A-Za-z][A-Za-z0-9]*)', found '\['")
 
 
 def clarified(exc: HloError) -> HloError:

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .regex import lazy_pattern
+
 __all__ = [
     "ATTRIBUTE_NAME_RE",
     "BOOLEANS",
@@ -59,14 +61,14 @@ __all__ = [
 
 #: an identifier: a letter or ``_``, then letters, digits, ``_``, ``.`` and ``-``
 IDENTIFIER: Final = r"[A-Za-z_][A-Za-z0-9_.\-]*"
-IDENTIFIER_RE: Final = re.compile(IDENTIFIER)
+IDENTIFIER_RE: Final = lazy_pattern(IDENTIFIER)
 #: a name as written before ``=`` or as an operand: an identifier, optionally after ``%``
 NAME: Final = r"%?" + IDENTIFIER
-NAME_RE: Final = re.compile(NAME)
+NAME_RE: Final = lazy_pattern(NAME)
 #: an attribute name: an identifier glued to its ``=``
-ATTRIBUTE_NAME_RE: Final = re.compile("(" + IDENTIFIER + ")=")
+ATTRIBUTE_NAME_RE: Final = lazy_pattern("(" + IDENTIFIER + ")=")
 
-_IDENTIFIER_FULL = re.compile(IDENTIFIER + r"\Z")
+_IDENTIFIER_FULL = lazy_pattern(IDENTIFIER + r"\Z")
 
 
 def is_identifier(text: str) -> bool:

@@ -290,10 +290,15 @@ for _op in _BINARY:
 
 def _build() -> dict[str, OpcodeSpec]:
     out: dict[str, OpcodeSpec] = {}
+    made: dict[tuple[str, str, bool], AttrSpec] = {}  # one object per spec: they are immutable
+    common = {k: AttrSpec(k, kind) for k, kind in _COMMON.items()}
     for name, (arity, attrs) in sorted(_TABLE.items()):
-        specs = {k: AttrSpec(k, kind) for k, kind in _COMMON.items()}
-        for k, kind, required in attrs:
-            specs[k] = AttrSpec(k, kind, required)
+        specs = dict(common)
+        for spec in attrs:
+            found = made.get(spec)
+            if found is None:
+                found = made[spec] = AttrSpec(*spec)
+            specs[spec[0]] = found
         out[name] = OpcodeSpec(name, arity, MappingProxyType(specs))
     return out
 

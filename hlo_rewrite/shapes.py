@@ -14,13 +14,14 @@ from functools import lru_cache
 
 from .errors import HloParseError
 from .lexicon import ELEMENT_TYPES
+from .regex import lazy_pattern
 
 __all__ = ["ELEMENT_TYPES", "Shape", "element_type_of", "parse_shape"]
 
-_ARRAY_RE = re.compile(
+_ARRAY_RE = lazy_pattern(
     r"\s*(?P<ty>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\](?P<layout>\{[^{}]*\})?"
 )
-_COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
+_COMMENT_RE = lazy_pattern(r"/\*.*?\*/", re.S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ class Shape:
         return Shape(self.element_type, tuple(dims), (False,) * len(dims), self.layout)
 
 
-_TRIVIA_RE = re.compile(r"/\*.*?\*/|\s+", re.S)
+_TRIVIA_RE = lazy_pattern(r"/\*.*?\*/|\s+", re.S)
 
 
 def _parse_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:

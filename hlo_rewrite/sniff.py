@@ -6,8 +6,9 @@ goes on to the reader, which gives the located error for text that is not HLO.
 
 from __future__ import annotations
 
-import re
 import shlex
+
+from .regex import lazy_pattern
 
 #: (magic bytes at offset 0, what the data is, the command that decompresses it or None)
 _MAGIC: tuple[tuple[bytes, str, str | None], ...] = (
@@ -20,7 +21,7 @@ _MAGIC: tuple[tuple[bytes, str, str | None], ...] = (
 )
 
 # the first word of MLIR text (StableHLO, MHLO): `module @name ...`, `func.func`, `#loc = ...`
-_MLIR = re.compile(
+_MLIR = lazy_pattern(
     rb"(?:module\b(?:\s*@|\s*attributes\b|\s*\{)|func\.func\b|\"?builtin\.module\b|#loc\d*\s*=|"
     rb"#[A-Za-z_][\w.]*\s*=|\"?stablehlo\.|\"?mhlo\.)"
 )

@@ -9,13 +9,14 @@ pass changes comes back byte for byte.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from .regex import lazy_pattern
 
 #: the separator line (without its line ending)
 SEPARATOR = "// -----"
-_SEPARATOR_RE = re.compile(r"^// -----[ \t]*(?:\r\n|\r|\n)?$")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_SEPARATOR_RE = lazy_pattern(r"^// -----[ \t]*(?:\r\n|\r|\n)?$")
+_LINE = lazy_pattern(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 @dataclass(frozen=True)

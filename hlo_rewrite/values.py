@@ -28,6 +28,7 @@ from typing import Final
 from . import escapes, lexicon
 from .errors import HloError
 from .opcodes import ATTRIBUTE_KINDS, ENUM_VALUES, Kind
+from .regex import lazy_pattern
 
 __all__ = [
     "UNREAD",
@@ -89,7 +90,7 @@ def expand_iota_replica_groups(
 _INT_MIN = -(1 << 63)
 _UINT64_MAX = (1 << 64) - 1
 
-_TOKEN_RE = re.compile(
+_TOKEN_RE = lazy_pattern(
     r"""(?P<ws>[ \t\r\n]+)
       | (?P<comment>/\*|//)
       | (?P<str>["'])
@@ -315,10 +316,10 @@ def _read_window(r: _Reader) -> str:
     return ""
 
 
-_DXD_RE = re.compile(r"\d+(?:x\d+)*")
-_PAD_RE = re.compile(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
-_WINDOW_PAD_RE = re.compile(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
-_DIM_LABELS_RE = re.compile(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")
+_DXD_RE = lazy_pattern(r"\d+(?:x\d+)*")
+_PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
+_WINDOW_PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
+_DIM_LABELS_RE = lazy_pattern(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")
 _PRECISIONS: Final = frozenset({"default", "high", "highest", "packed_nibble"})
 
 
@@ -602,25 +603,25 @@ _INT_LIST_RE = re.compile(r"\{(" + _INTS + r")?\}")
 _GROUPS_RE = re.compile(r"\{" + _W + r"(?:\{(?:" + _INTS + r")?\}" + _W
                         + r"(?:," + _W + r"\{(?:" + _INTS + r")?\}" + _W + r")*)?\}")
 _GROUP_RE = re.compile(r"\{([^{}]*)\}")
-_NAME_ONLY_RE = re.compile(_W + r"%?(" + lexicon.IDENTIFIER + r")" + _W)
+_NAME_ONLY_RE = lazy_pattern(_W + r"%?(" + lexicon.IDENTIFIER + r")" + _W)
 
 
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",")] if text and text.strip() else []
 
 
-_ESCAPED_STRING_RE = re.compile(_W + r'"((?:[^"\\]|\\.)*)"' + _W, re.S)
-_WORD_RE = re.compile(_W + r"(" + lexicon.IDENTIFIER + r")" + _W)
+_ESCAPED_STRING_RE = lazy_pattern(_W + r'"((?:[^"\\]|\\.)*)"' + _W, re.S)
+_WORD_RE = lazy_pattern(_W + r"(" + lexicon.IDENTIFIER + r")" + _W)
 # metadata={op_type="..." op_name="..." source_line=1}: name=value items, commas optional
-_METADATA_RE = re.compile(
+_METADATA_RE = lazy_pattern(
     r"[ \t]*\{[ \t\r\n]*(?:" + lexicon.IDENTIFIER + r'=(?:"(?:[^"\\]|\\.)*"|-?\d+|\{[^{}]*\}|'
     + lexicon.IDENTIFIER + r")[ \t\r\n]*,?[ \t\r\n]*)*\}[ \t]*", re.S)
-_FRONTEND_RE = re.compile(
+_FRONTEND_RE = lazy_pattern(
     r"[ \t]*\{(?:" + lexicon.IDENTIFIER + r'="(?:[^"\\]|\\.)*"(?:,[ \t]*' + lexicon.IDENTIFIER
     + r'="(?:[^"\\]|\\.)*")*)?\}[ \t]*', re.S)
-_WINDOW_RE = re.compile(r"[ \t]*\{(?:[ \t]*(?:size|stride|lhs_dilate|rhs_dilate|rhs_reversal)=\d+(?:x\d+)*"
+_WINDOW_RE = lazy_pattern(r"[ \t]*\{(?:[ \t]*(?:size|stride|lhs_dilate|rhs_dilate|rhs_reversal)=\d+(?:x\d+)*"
                         r"|[ \t]*pad=-?\d+_-?\d+(?:x-?\d+_-?\d+)*)*[ \t]*\}[ \t]*")
-_PRECISION_RE = re.compile(r"[ \t]*\{[ \t]*(?:[A-Za-z_]+[ \t]*(?:,[ \t]*[A-Za-z_]+[ \t]*)*)?\}[ \t]*")
+_PRECISION_RE = lazy_pattern(r"[ \t]*\{[ \t]*(?:[A-Za-z_]+[ \t]*(?:,[ \t]*[A-Za-z_]+[ \t]*)*)?\}[ \t]*")
 
 
 def _braced_fast(text: str) -> object:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..regex import lazy_pattern
 from . import wire
 
 if TYPE_CHECKING:
@@ -42,16 +43,16 @@ FORMATS = (HLO, TORCH_XLA, STABLEHLO, PBTXT, PROTO)
 HEAD = 1 << 16
 
 _COMMENT_OR_SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
-_HASH_COMMENTS = re.compile(r"(?:\s+|#[^\n]*)*")
-_MLIR_ALIASES = re.compile(r"(?:\s+|//[^\n]*|#[\w.$-]+\s*=[^\n]*)*")
+_HASH_COMMENTS = lazy_pattern(r"(?:\s+|#[^\n]*)*")
+_MLIR_ALIASES = lazy_pattern(r"(?:\s+|//[^\n]*|#[\w.$-]+\s*=[^\n]*)*")
 _WORD = re.compile(r"[A-Za-z_][\w.]*")
-_COMPUTATION_HEADER = re.compile(r"%?[A-Za-z_][\w.\-]*[ \t]*(\([^\n]*\)[ \t]*->[^\n]*)?\{[ \t]*\r?\n")
-_ENTRY_LINE = re.compile(rb"(?:^|\n)ENTRY[ \t]")
-_ENTRY_TEXT_LINE = re.compile(r"(?:^|\n)ENTRY[ \t]")
-_MLIR_OPS = re.compile(rb"\b(?:stablehlo|mhlo)\.[a-z]")
-_FRAME_LINE = re.compile(rb"(?:^|\n)## BEGIN_GRAPH[ \t]*\r?\n")
-_PBTXT_FIELD = re.compile(r"[a-z_][a-z0-9_]*\s*(?::|\{)")
-_PBTXT_MODULE_FIELDS = re.compile(r"^\s*(?:computations\s*\{|entry_computation_name\s*:|hlo_module\s*\{)", re.M)
+_COMPUTATION_HEADER = lazy_pattern(r"%?[A-Za-z_][\w.\-]*[ \t]*(\([^\n]*\)[ \t]*->[^\n]*)?\{[ \t]*\r?\n")
+_ENTRY_LINE = lazy_pattern(rb"(?:^|\n)ENTRY[ \t]")
+_ENTRY_TEXT_LINE = lazy_pattern(r"(?:^|\n)ENTRY[ \t]")
+_MLIR_OPS = lazy_pattern(rb"\b(?:stablehlo|mhlo)\.[a-z]")
+_FRAME_LINE = lazy_pattern(rb"(?:^|\n)## BEGIN_GRAPH[ \t]*\r?\n")
+_PBTXT_FIELD = lazy_pattern(r"[a-z_][a-z0-9_]*\s*(?::|\{)")
+_PBTXT_MODULE_FIELDS = lazy_pattern(r"^\s*(?:computations\s*\{|entry_computation_name\s*:|hlo_module\s*\{)", re.M)
 
 
 def first_word(text: str) -> str:

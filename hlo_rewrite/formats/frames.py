@@ -19,12 +19,13 @@ import re
 from dataclasses import dataclass
 
 from ..errors import HloParseError
+from ..regex import lazy_pattern
 
 BEGIN = "## BEGIN_GRAPH"
 END = "## END_GRAPH"
 
-_MARKER = re.compile(r"^## (BEGIN|END)_GRAPH[ \t]*\r?$", re.M)
-_TITLE = re.compile(r"^\[(.*)\]\r?$", re.M)
+_MARKER = lazy_pattern(r"^## (BEGIN|END)_GRAPH[ \t]*\r?$", re.M)
+_TITLE = lazy_pattern(r"^\[(.*)\]\r?$", re.M)
 
 
 @dataclass(frozen=True)

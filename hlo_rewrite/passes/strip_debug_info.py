@@ -11,10 +11,9 @@ pipeline. docs/passes/strip-debug-info.md has the rules.
 
 from __future__ import annotations
 
-import re
-
 from ..attributes import scan_value_end
 from ..ir import Computation, Instruction, Module
+from ..regex import lazy_pattern
 from .base import Pass, PassReport, Record, Scope
 
 #: the attributes removed from every instruction
@@ -22,7 +21,7 @@ STRIPPED_ATTRS: frozenset[str] = frozenset({"metadata", "stack_frame_id"})
 #: the keywords of the module's stack-frame tables, in the order XLA prints them
 TABLE_KEYWORDS: tuple[str, ...] = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
-_ATTR_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=")
+_ATTR_HEAD = lazy_pattern(r"[ \t]*,[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=")
 _WORDS = ("metadata=", "stack_frame_id=")
 
 

@@ -19,14 +19,15 @@ import re
 from ..errors import HloError, HloInternalError
 from ..ir import Module
 from ..printer import detect_style
+from ..regex import lazy_pattern
 from . import parallel
 from .lazy import NOTED_OPCODES
 from .plain import GrammarError, NotPlain, Scanner, read_plain
 
 __all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_tokens"]
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_LINE_COMMENT = re.compile(r"^[ \t]*//.*$", re.M)
+_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*"', re.S)
+_LINE_COMMENT = lazy_pattern(r"^[ \t]*//.*$", re.M)
 # "//", or a comment other than XLA's own /*index=N*/ before an operand
 _COMMENT_START = re.compile(r"//|/\*(?!index=[0-9]+\*/)")
 

@@ -10,7 +10,6 @@ reading (:class:`BodyChecker`). The check reads only the text, so a worker proce
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import chain, repeat
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..ir import Instruction
 from ..opcodes import OPCODE_NAMES
+from ..regex import lazy_pattern
 from ..shapes import ELEMENT_TYPES
 from .lazy import NOTED_OPCODES
 from .patterns import (
@@ -58,9 +58,9 @@ OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}
 
 
 # two " =" on one line
-_TWO_EQUALS = re.compile(r" =[^\n]* =")
+_TWO_EQUALS = lazy_pattern(r" =[^\n]* =")
 # a bracket group with no bracket inside
-_INNERMOST_GROUP = re.compile(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
+_INNERMOST_GROUP = lazy_pattern(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
 
 
 class BodyCheck(NamedTuple):

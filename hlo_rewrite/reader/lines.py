@@ -6,10 +6,12 @@ import re
 from array import array
 from collections.abc import Sequence
 
+from ..regex import lazy_pattern
+
 _NEWLINE = re.compile("\n")
 _MATCH_END = re.Match.end
 # a line ends at "\n", "\r\n" or a lone "\r", as for XLA's lexer
-_ANY_LINE_END = re.compile(r"\r\n?|\n")
+_ANY_LINE_END = lazy_pattern(r"\r\n?|\n")
 
 
 def line_starts(text: str) -> array:

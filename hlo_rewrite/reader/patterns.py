@@ -13,11 +13,12 @@ from operator import itemgetter
 
 from ..lexicon import IDENTIFIER
 from ..opcodes import ALL_CALLEE_ATTRS, OPCODE_NAMES
+from ..regex import lazy_pattern
 
 IDENT = IDENTIFIER
 # the attributes that name called computations, longest first (one alternation)
 _CALLEES = "|".join(sorted(ALL_CALLEE_ATTRS, key=lambda a: (-len(a), a)))
-INSTR_HEAD = re.compile(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
+INSTR_HEAD = lazy_pattern(r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*")
 # Python 3.11 has possessive quantifiers ("*+"): with them a line that is not plain
 # fails sooner, and a name spelled ROOT followed by a blank goes line by line
 P = "+" if sys.version_info >= (3, 11) else ""
@@ -29,35 +30,35 @@ DIMS_LAYOUT = (
     rf"\[(?:[0-9<=? \t]+{P}(?:,[0-9<=? \t]+{P})*{P})?{P}\]"
     r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
 )
-ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)
-OPCODE = re.compile(r"([a-z][a-z0-9\-]*)\(")
+ARRAY_SHAPE = lazy_pattern(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)
+OPCODE = lazy_pattern(r"([a-z][a-z0-9\-]*)\(")
 SHAPE = r"(?:[a-z][a-z0-9]*" + DIMS_LAYOUT + r"|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))"
 OPERAND = r"[ \t]*(?:" + SHAPE + r"[ \t]+)?%?(" + IDENT + r")[ \t]*"
-OPERAND_ITER = re.compile(r"(?:^|,)" + OPERAND)
+OPERAND_ITER = lazy_pattern(r"(?:^|,)" + OPERAND)
 # operands written as bare names (XLA's default since 2025, JAX): checked in one match
 NAMES_ONLY = re.compile(r"[ \t]*%?" + IDENT + r"[ \t]*(?:,[ \t]*%?" + IDENT + r"[ \t]*)*" + P)
-NAME_FIND = re.compile(IDENT)
+NAME_FIND = lazy_pattern(IDENT)
 # a whole one-line instruction whose operand list holds no parentheses:
 # ROOT, %, name, array shape or none, opcode, operand text, attribute text
-LINE = re.compile(
+LINE = lazy_pattern(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)"
     r"\(([^()\n]*)\)([^\n]*+)(?<![,=])(?<![,=]\r)"  # attributes that do not go on on the next line
 )
 # name = [shape] opcode(   with an array shape or none: the common case in one match
-COMMON_HEAD = re.compile(
+COMMON_HEAD = lazy_pattern(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r")[ \t]+)?([a-z][a-z0-9\-]*)\("
 )
-NEWLINE = re.compile("\n")
-PAREN_OR_QUOTE = re.compile(r'[()"]')
+NEWLINE = lazy_pattern("\n")
+PAREN_OR_QUOTE = lazy_pattern(r'[()"]')
 MATCH_END = re.Match.end
 COMMENT = re.compile(r"/\*.*?\*/", re.S)
-STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+STRING = lazy_pattern(r'"(?:[^"\\\n]|\\.)*"')
 COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + IDENT + r")[ \t]*[({]")
 MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + IDENT + r")")
 CALLEE_RE = re.compile(r"(?:" + _CALLEES + r"|control-predecessors)=")
-NEW_INSTRUCTION = re.compile(
+NEW_INSTRUCTION = lazy_pattern(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 # `, key=%name` or `, key={%a, %b}` for the attributes that name computations
@@ -117,7 +118,7 @@ BUILT_LINE = re.compile(
 INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*" + P)
 # XLA's comment before an operand (in an operand list already checked)
 INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
-INDEXED_OPERAND = re.compile(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
+INDEXED_OPERAND = lazy_pattern(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
 # every byte but brackets and newlines, deleted to check bracket nesting line by line
 NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")
 #: longest broken item (characters) the grammar is asked to explain precisely
