@@ -389,3 +389,49 @@ def test_malformed_collective_attribute_is_a_located_error():
 # ------------------------------------------- the meaning of backend_config, read by XLA
 
 
+
+
+def _lexes_as_one_group(text: str) -> bool:
+    """XLA's lexer, character by character: one ``{...}`` group, braces in strings not counted,
+    a backslash in a string taking the next character along."""
+    if not text.startswith("{"):
+        return False
+    depth, i = 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            if i >= len(text):
+                return False
+        elif ch in "{}":
+            depth += 1 if ch == "{" else -1
+            if depth == 0:
+                return i == len(text) - 1
+        i += 1
+    return False
+
+
+@pytest.mark.parametrize("text", [
+    "{}", '{"a":1}', '{"a":"}"}', '{"a":"\\"}"}', '{"a\\"}', "{{}}", "{}{}", "{}}", "{{}", '{"x"', '{"}',
+    '{"a":{"b":[1,2]}}', "{a}", "", "}", '"{}"', '{"\\\\"}', '{"\\\\\\"}"}', "{\n}", '{"\n"}',
+])
+def test_a_backend_config_prints_raw_only_when_it_lexes_as_one_group(text):
+    from hlo_rewrite.passes.naming import lexes_as_json_dict
+
+    assert lexes_as_json_dict(text) == _lexes_as_one_group(text)
+
+
+def test_the_lexing_rule_on_any_text_of_braces_quotes_and_backslashes():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from hlo_rewrite.passes.naming import lexes_as_json_dict
+
+    @settings(max_examples=3000, deadline=None)
+    @given(st.text(alphabet='{}"\\ a\n', max_size=14))
+    def agree(text):
+        assert lexes_as_json_dict(text) == _lexes_as_one_group(text)
+
+    agree()

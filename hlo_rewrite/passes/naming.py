@@ -19,6 +19,7 @@ import re
 
 from ..escapes import c_escape, c_unescape
 from ..ir import Computation
+from ..regex import lazy_pattern
 
 #: opcode -> base of the target name
 BASES: dict[str, str] = {
@@ -46,7 +47,7 @@ DTYPE_SUFFIXES: dict[str, str] = {
 UNKNOWN_DTYPE = "_UNKNOWNDTYPE"
 
 #: every target name the contract can produce, read back into its parts
-TARGET_RE = re.compile(
+TARGET_RE = lazy_pattern(
     r"^(?P<base>AwsNeuronAllReduce|AwsNeuronReduceScatter)(?P<infix>Add|Max|Min|UNKNOWNOP)"
     r"(?P<suffix>_f32|_bf16|_f16|_u32|_s64|_s32|_UNKNOWNDTYPE)$"
     r"|^(?P<ag>AwsNeuronAllGather)(?P<agsuffix>_f32|_bf16|_f16|_u32|_s64|_s32|_UNKNOWNDTYPE)$"
@@ -124,29 +125,28 @@ CARRIED_ATTRS: tuple[str, ...] = (
 )
 
 
+# a double-quoted string as XLA's lexer reads one (a backslash takes the next character along)
+_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*+"', re.S)
+# everything but braces
+_NOT_BRACES = lazy_pattern(r"[^{}]++")
+
+
 def lexes_as_json_dict(text: str) -> bool:
     """True when ``text`` is one brace-balanced ``{...}`` group (braces inside
     double-quoted strings do not count): XLA's printer then prints it raw."""
-    if not text.startswith("{"):
+    if not (text.startswith("{") and text.endswith("}")):
         return False
+    if '"' in text:
+        text = _STRING.sub("", text)
+        if '"' in text:
+            return False  # a string left open
     depth = 0
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            if i >= n:
-                return False
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i == n - 1
-        i += 1
-    return False
+    braces = _NOT_BRACES.sub("", text)
+    for brace in braces[:-1]:  # the first opens the group, which only the last may close
+        depth += 1 if brace == "{" else -1
+        if depth == 0:
+            return False
+    return depth == 1
 
 
 def backend_config_value(written: str) -> str:
