@@ -320,9 +320,15 @@ def bare_names(joined: str, comments: bool) -> list[str]:
     """The names of an operand list checked to be bare names, each perhaps after XLA's
     ``/*index=N*/`` (``comments``), in order: what is left between the commas once the
     comments, ``%`` and blanks (none of which a name holds) are taken out."""
-    if comments:
+    if comments and "/*" in joined:
         joined = INDEX_COMMENT.sub("", joined)
-    return joined.replace("%", "").replace(" ", "").replace("\t", "").split(",")
+    if "%" in joined:
+        joined = joined.replace("%", "")
+    if " " in joined:
+        joined = joined.replace(" ", "")
+    if "\t" in joined:
+        joined = joined.replace("\t", "")
+    return joined.split(",")
 
 
 def block_names(text: str, start: int, end: int) -> list[str]:
