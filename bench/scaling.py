@@ -37,8 +37,8 @@ def chain(groups: int) -> str:
             lines.append(f"  %x{i}_{j} = f32[16,4]{{1,0}} negate(f32[16,4]{{1,0}} %{prev})")
             lines.append(f"  %rs{i}_{j} = f32[2,4]{{1,0}} reduce-scatter(f32[16,4]{{1,0}} %x{i}_{j}), {ATTRS}")
             ops.append(f"f32[2,4]{{1,0}} %rs{i}_{j}")
-        lines.append(f"  %c{i} = f32[2,16]{{1,0}} concatenate({', '.join(ops)}), dimensions={{1}}")
-        lines.append(f"  %y{i} = f32[16,4]{{1,0}} reshape(f32[2,16]{{1,0}} %c{i})")
+        lines.append(f"  %cat{i} = f32[2,16]{{1,0}} concatenate({', '.join(ops)}), dimensions={{1}}")
+        lines.append(f"  %y{i} = f32[16,4]{{1,0}} reshape(f32[2,16]{{1,0}} %cat{i})")
         prev = f"y{i}"
     lines += [f"  ROOT %out = f32[16,4]{{1,0}} negate(f32[16,4]{{1,0}} %{prev})", "}", ""]
     return "\n".join(lines)
