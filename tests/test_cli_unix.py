@@ -4,6 +4,7 @@ terminals and signals."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -82,6 +83,34 @@ def test_a_fifo_given_to_o_is_written_through(tmp_path, expected_out):
     assert got == [expected_out]
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert sorted(os.listdir(tmp_path)) == ["in.hlo", "out.fifo"]
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_fifo_given_as_input_is_read_once(tmp_path, size):
+    """A named pipe is read as it is written (a large regular file is mapped into memory, a
+    FIFO never)."""
+    text = AR if size == "small" else AR + "// padding\n" * 200_000
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+
+    def produce() -> None:
+        # written at once: a reader that opened the pipe only to look, and closed it, leaves
+        # this writer with no reader (a broken pipe) and the command waiting for a writer
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as fh:
+            fh.write(text.encode())
+
+    writer = threading.Thread(target=produce)
+    writer.start()
+    try:
+        r = subprocess.run([str(EXE), "--passes", "none", str(fifo), "-o", str(tmp_path / "out.hlo")],
+                           capture_output=True, env=env(), timeout=20)
+    finally:
+        if writer.is_alive():  # the command waits for a writer that is gone: let it end
+            with contextlib.suppress(OSError), open(fifo, "wb"):
+                pass
+        writer.join(timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out.hlo").read_text() == text
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")

@@ -8,6 +8,7 @@ test_formats_xla.py.
 from __future__ import annotations
 
 import gzip
+import os
 import sys
 
 import pytest
@@ -221,3 +222,23 @@ def test_only_large_plain_utf8_hlo_text_is_mapped(tmp_path, kind):
         path.mkdir()
     target = "-" if kind == "stdin" else str(path)
     assert formats.map_hlo_text(target, "in.hlo") is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_fifo_is_not_opened_to_see_whether_it_could_be_mapped(tmp_path):
+    """Opening a FIFO waits for its writer, and a reader that opens it only to look, then
+    closes it, can leave the writer with a broken pipe: only a regular file is opened."""
+    import threading
+
+    fifo = tmp_path / "in.hlo"
+    os.mkfifo(fifo)
+    found: list[object] = []
+    looker = threading.Thread(target=lambda: found.append(formats.map_hlo_text(str(fifo), "in.hlo")))
+    looker.start()
+    looker.join(timeout=10)
+    stuck = looker.is_alive()
+    if stuck:  # it opened the pipe and waits for a writer: give it one, so the thread ends
+        with open(fifo, "wb"):
+            pass
+        looker.join(timeout=10)
+    assert not stuck and found == [None]

@@ -11,6 +11,7 @@ returns the bytes to write, in the format and compression asked for.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 
@@ -169,11 +170,17 @@ def map_hlo_text(path: str, name: str) -> Document | None:
     (:func:`read_bytes`, :func:`from_bytes`: they also report what is wrong)."""
     if path == "-":
         return None
+    try:  # looked at before it is opened: opening a FIFO would take its writer's data
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(found.st_mode) or found.st_size < MAP_MIN_BYTES:
+        return None
     import mmap
 
     try:
         with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size < MAP_MIN_BYTES:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
