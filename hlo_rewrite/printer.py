@@ -109,6 +109,8 @@ class Printed:
         changed ENTRY), it is made with ``str.replace``, which writes it at once: joining
         slices of the untouched text would hold that text a second time while it is made."""
         source, segments = self.source, self.segments
+        if not segments:
+            return ""
         if len(segments) == 1 and segments[0] == (0, len(source)):
             return source
         first, last = segments[0], segments[-1]
