@@ -88,8 +88,10 @@ def _read(text: str, filename: str | None, strict: bool, processes: int) -> Modu
                   else None)
     try:
         if not looks_plain(text):
+            if prechecked is not None:
+                prechecked.close()  # not the line reader's text: the workers' findings are not wanted
             return read_tokens(text, filename)
-        return _read_plain(text, filename, strict, prechecked)
+        return _read_plain(text, filename, strict, prechecked)  # (the line reader ends them)
     finally:
         if prechecked is not None:
             prechecked.close()
