@@ -28,7 +28,6 @@ from .pipeline import run_passes
 from .printer import Printed, render
 from .reader import parse_module
 from .report import ErrorInfo, FileResult, ModuleResult
-from .split import join_chunks, split_chunks
 
 #: a UTF-8 byte-order mark: accepted before a module, and kept in its output
 BOM = "\ufeff"
@@ -137,6 +136,8 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
     if bom:  # not part of the module: read without it, written back before it
         text = text[len(BOM):]
     if job.split:
+        from .split import split_chunks  # only with --split-input-file
+
         chunks, separators = split_chunks(text)
     else:
         chunks, separators = None, []
@@ -164,7 +165,12 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
             outputs.append(str(out) if out is not None else "")
     res.errors = [m.error for m in res.modules if m.error is not None]
     if not res.errors:
-        joined = outputs[0] if chunks is None else join_chunks(outputs, separators)
+        if chunks is None:
+            joined = outputs[0]
+        else:
+            from .split import join_chunks
+
+            joined = join_chunks(outputs, separators)
         res.output_text = BOM + joined if bom else joined
         res.changed = res.output_text != original
     return res

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from .. import xla_bridge
 from ..errors import HloError, HloIOError
 from ..io import decode
-from . import frames as _frames
 from . import gzipped, wire
 from .detect import HLO, PBTXT, PROTO, STABLEHLO, TORCH_XLA, is_hlo_text, sniff, starts_like_hlo
 
@@ -73,7 +72,9 @@ class Document:
         if self.format == TORCH_XLA:
             out_iter = iter(outputs)
             bodies = [next(out_iter) if kept is None else kept for kept in self.frame_slots]
-            return _frames.join_frames(bodies, self.outside)
+            from .frames import join_frames  # torch_xla dumps only
+
+            return join_frames(bodies, self.outside)
         return outputs[0]
 
     def _check(self, outputs: list[str]) -> None:
@@ -226,7 +227,9 @@ def from_bytes(raw: bytes, name: str, *, fallback: str | None = HLO) -> Document
         doc.units = [Unit(doc.text)]
     elif fmt == TORCH_XLA:
         doc.text = decode(data, name)
-        frame_list, doc.outside = _frames.split_frames(doc.text, name)
+        from .frames import split_frames  # torch_xla dumps only
+
+        frame_list, doc.outside = split_frames(doc.text, name)
         for frame in frame_list:
             if is_hlo_text(frame.text):
                 doc.units.append(Unit(frame.text, frame.line_offset, frame.label))
