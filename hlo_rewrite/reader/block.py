@@ -310,17 +310,17 @@ def operands_defined_before_use(
         return True
     # each item between commas is one name (checked above): the k-th line holds
     # (its commas + 1) of them; every one must stand on an earlier line
-    found = bare_names(joined, comments)
+    found = bare_names(joined)
     counts = map(add, map(_COMMAS, operands), map(bool, operands))
     lines = chain.from_iterable(map(repeat, range(base, base + len(operands)), counts))
     return not any(map(ge, map(get, found, repeat(_NOWHERE)), lines))
 
 
-def bare_names(joined: str, comments: bool) -> list[str]:
+def bare_names(joined: str) -> list[str]:
     """The names of an operand list checked to be bare names, each perhaps after XLA's
-    ``/*index=N*/`` (``comments``), in order: what is left between the commas once the
-    comments, ``%`` and blanks (none of which a name holds) are taken out."""
-    if comments and "/*" in joined:
+    ``/*index=N*/``, in order: what is left between the commas once the comments, ``%`` and
+    blanks (none of which a name holds) are taken out."""
+    if "/*" in joined:
         joined = INDEX_COMMENT.sub("", joined)
     if "%" in joined:
         joined = joined.replace("%", "")
@@ -341,7 +341,6 @@ def build_block(comp: Computation, block: tuple[int, int], text: str, starts: Se
     accepted: one plain instruction on each of its lines, all checked already."""
     begin, end = block
     first = bisect_right(starts, begin) - 1
-    comments = text.find("/*", begin, end) >= 0
     instructions: list[Instruction] = []
     by_name: dict[str, Instruction] = {}
     new_instruction = Instruction.from_scan
@@ -356,7 +355,7 @@ def build_block(comp: Computation, block: tuple[int, int], text: str, starts: Se
         if opcode in PAYLOAD_OPCODES:
             operands, payload = [], inner
         else:
-            operands, payload = [by_name[op].name for op in bare_names(inner, comments)] if inner else [], None
+            operands, payload = [by_name[op].name for op in bare_names(inner)] if inner else [], None
         instr = new_instruction(
             name, opcodes[opcode], None if shape is None else intern(shape), operands,
             root is not None, i + 1, m.start(3) + 1 - len(pct) - start, 1, m.end() - start, payload, comp,
