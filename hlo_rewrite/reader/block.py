@@ -11,7 +11,7 @@ reading (:class:`BodyChecker`). The check reads only the text, so a worker proce
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, repeat
 from operator import add, ge, methodcaller
 from sys import intern
@@ -93,9 +93,12 @@ class BodyChecker:
         self.control = control
 
     @classmethod
-    def of(cls, text: str, starts: Sequence[int]) -> BodyChecker:
-        """The checker of ``text``, with what one look at the whole text tells."""
-        return cls(text, starts, tabs="\t" in text, comments="/*" in text, control="control-predecessors" in text)
+    def of(cls, text: str, starts: Sequence[int], has: Callable[[str], bool] | None = None) -> BodyChecker:
+        """The checker of ``text``, with what one look at the whole text tells (``has``: whether
+        the text holds a word, by default looked for at once; the reader passes its module's
+        ``source_has``, which keeps the answers for later)."""
+        has = text.__contains__ if has is None else has
+        return cls(text, starts, tabs=has("\t"), comments=has("/*"), control=has("control-predecessors"))
 
     def check(self, first: int, known: set[str] | frozenset[str]) -> BodyCheck | None:
         """Check the body whose first line is ``first`` when every line of it is one plain

@@ -316,7 +316,7 @@ class Scanner:
         # computations or control predecessors, checked once all are known
         # and the 0-based line each is on
         self.callers: list[tuple[Computation, str, int]] = []
-        self.bodies = BodyChecker.of(text, self.lines.starts)
+        self.bodies = BodyChecker.of(text, self.lines.starts, self.module.source_has)
         # whether the text has comments or control predecessors anywhere (one
         # look at the whole text spares a look into every computation)
         self.maybe_tabs = self.bodies.tabs
