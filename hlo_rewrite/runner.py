@@ -141,36 +141,28 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
         chunks, separators = split_chunks(text)
     else:
         chunks, separators = None, []
-    if chunks is None and not bom:  # one module: its output is written a piece at a time
+    if chunks is None:  # one module: its output is written a piece at a time
         out, mod = process_module(text, name, job)
         res.modules.append(mod)
         res.errors = [m.error for m in res.modules if m.error is not None]
         if out is not None and not res.errors:
-            res.output_text = out
-            res.changed = not same_text(out, original)
+            res.output_text = BOM + str(out) if bom else out
+            res.changed = not same_text(out, text)  # (a BOM is written back as it was)
         return res
     outputs: list[str] = []
-    if chunks is None:
-        out, mod = process_module(text, name, job)
+    for i, chunk in enumerate(chunks):
+        if chunk.is_blank and len(chunks) > 1:  # a lone blank input is an error, as without the split
+            res.modules.append(ModuleResult(index=i, line_offset=chunk.line_offset, blank=True))
+            outputs.append(chunk.text)
+            continue
+        out, mod = process_module(chunk.text, name, job, i, chunk.line_offset)
         res.modules.append(mod)
         outputs.append(str(out) if out is not None else "")
-    else:
-        for i, chunk in enumerate(chunks):
-            if chunk.is_blank and len(chunks) > 1:  # a lone blank input is an error, as without the split
-                res.modules.append(ModuleResult(index=i, line_offset=chunk.line_offset, blank=True))
-                outputs.append(chunk.text)
-                continue
-            out, mod = process_module(chunk.text, name, job, i, chunk.line_offset)
-            res.modules.append(mod)
-            outputs.append(str(out) if out is not None else "")
     res.errors = [m.error for m in res.modules if m.error is not None]
     if not res.errors:
-        if chunks is None:
-            joined = outputs[0]
-        else:
-            from .split import join_chunks
+        from .split import join_chunks
 
-            joined = join_chunks(outputs, separators)
+        joined = join_chunks(outputs, separators)
         res.output_text = BOM + joined if bom else joined
         res.changed = res.output_text != original
     return res
