@@ -672,3 +672,23 @@ def test_left_alone_warning_words():
         "(--all-computations includes it; -v for details)")
     assert left_alone_warning(many[:3]) == (
         "1 send, 1 recv and 1 all-reduce left alone: for 3 different reasons (-v for details)")
+
+
+@pytest.mark.parametrize("passes", [None, "none"])
+def test_a_byte_order_mark_is_written_back_before_the_output(tmp_path, passes):
+    """docs/cli.md: a UTF-8 BOM before the module is accepted and written back before the
+    output; a module the passes leave alone comes back byte for byte."""
+    plain = tmp_path / "plain.hlo"
+    marked = tmp_path / "marked.hlo"
+    plain.write_bytes(ALLREDUCE_MODULE.encode())
+    marked.write_bytes(b"\xef\xbb\xbf" + ALLREDUCE_MODULE.encode())
+    extra = ["--passes", passes] if passes else []
+    outs = []
+    for src in (plain, marked):
+        out = tmp_path / ("out-" + src.name)
+        result = CliRunner().invoke(cli.main, [*extra, str(src), "-o", str(out)])
+        assert result.exit_code in (0, 1), result.output
+        outs.append((result.exit_code, out.read_bytes()))
+    (code_plain, out_plain), (code_marked, out_marked) = outs
+    assert out_marked == b"\xef\xbb\xbf" + out_plain and code_marked == code_plain
+    assert (out_plain == plain.read_bytes()) == (passes == "none")
