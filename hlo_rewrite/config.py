@@ -27,19 +27,17 @@ class Config:
     values: dict[str, Any]  # key (as written) -> value
 
 
-def _may_hold_table(path: str) -> bool:
-    """Whether the file's text names the tool at all (a table for it must, unless its key is
-    written with escapes); a file that does not is not parsed (parsing, with importing the
-    TOML reader, is most of a small run's look for its configuration)."""
+def _load_toml(path: str) -> dict[str, Any] | None:
+    """The file parsed, or None when its text never names the tool: a table for it must
+    (unless its key is written with escapes), and parsing another one, with importing the TOML
+    reader, would be most of a small run's look for its configuration."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
-    except OSError:
-        return True  # let the reading say why it cannot
-    return b"hlo-rewrite" in data or b"\\u" in data or b"\\U" in data
-
-
-def _load_toml(path: str) -> dict[str, Any]:
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
+    if b"hlo-rewrite" not in data and b"\\u" not in data and b"\\U" not in data:
+        return None
     try:
         import tomllib  # Python >= 3.11
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -49,10 +47,7 @@ def _load_toml(path: str) -> dict[str, Any]:
             raise ConfigError(f"{path}: reading it needs Python 3.11 or the 'tomli' package "
                               "(or pass --no-config)") from None
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
+        return tomllib.loads(data.decode())  # what tomllib.load does with the bytes
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
@@ -73,7 +68,7 @@ def find_config(start: str) -> Config | None:
     directory = os.path.abspath(start)
     while True:
         candidate = os.path.join(directory, FILENAME)
-        if os.path.isfile(candidate) and _may_hold_table(candidate):
+        if os.path.isfile(candidate):
             data: Any = _load_toml(candidate)
             for key in TABLE:
                 data = data.get(key) if isinstance(data, dict) else None
