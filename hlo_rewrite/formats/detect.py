@@ -94,18 +94,22 @@ def _is_pbtxt(head: str) -> bool:
     return bool(_PBTXT_FIELD.match(head, pos)) and bool(_PBTXT_MODULE_FIELDS.search(head))
 
 
-def starts_like_hlo(data: bytes | mmap) -> bool:
-    """Whether ``data`` (decompressed bytes, or a file mapped in memory) is HLO text: the
-    first look of :func:`sniff`, which takes it for HLO before any other format."""
-    head = data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
-    return _starts_like_hlo(head, lambda: bool(_ENTRY_LINE.search(data)))
+def _head(data: bytes | mmap) -> str:
+    return data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
+
+
+def starts_like_hlo(data: bytes | mmap, head: str | None = None) -> bool:
+    """Whether ``data`` (decompressed bytes, or a file mapped in memory; ``head``: its start as
+    decoded, when known) is HLO text: the first look of :func:`sniff`, which takes it for HLO
+    before any other format."""
+    return _starts_like_hlo(_head(data) if head is None else head, lambda: bool(_ENTRY_LINE.search(data)))
 
 
 def sniff(data: bytes) -> str | None:
     """The format of ``data`` (decompressed bytes), or None when it is none the tool reads."""
-    if starts_like_hlo(data):
+    head = _head(data)
+    if starts_like_hlo(data, head):
         return HLO
-    head = data[:HEAD].decode("utf-8", "replace").lstrip("\ufeff")
     textual = "\ufffd" not in head[:-4] and "\x00" not in head
     if textual:
         if _FRAME_LINE.search(data):
