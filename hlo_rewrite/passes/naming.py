@@ -15,10 +15,9 @@ downstream lowering dispatches on.
 
 from __future__ import annotations
 
-import re
-
 from ..escapes import c_escape, c_unescape
 from ..ir import Computation
+from ..lexicon import DOUBLE_QUOTED_RE
 from ..regex import lazy_pattern
 
 #: opcode -> base of the target name
@@ -125,8 +124,6 @@ CARRIED_ATTRS: tuple[str, ...] = (
 )
 
 
-# a double-quoted string as XLA's lexer reads one (a backslash takes the next character along)
-_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*+"', re.S)
 # everything but braces
 _NOT_BRACES = lazy_pattern(r"[^{}]++")
 
@@ -137,7 +134,7 @@ def lexes_as_json_dict(text: str) -> bool:
     if not (text.startswith("{") and text.endswith("}")):
         return False
     if '"' in text:
-        text = _STRING.sub("", text)
+        text = DOUBLE_QUOTED_RE.sub("", text)  # (a backslash takes the next character along)
         if '"' in text:
             return False  # a string left open
     depth = 0

@@ -18,6 +18,7 @@ import re
 
 from ..errors import HloError, HloInternalError
 from ..ir import Module
+from ..lexicon import DOUBLE_QUOTED_RE
 from ..printer import detect_style
 from ..regex import lazy_pattern
 from . import parallel
@@ -26,7 +27,6 @@ from .plain import GrammarError, NotPlain, Scanner, read_plain
 
 __all__ = ["NOTED_OPCODES", "Scanner", "parse_module", "read_plain", "read_tokens"]
 
-_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*"', re.S)
 _LINE_COMMENT = lazy_pattern(r"^[ \t]*//.*$", re.M)
 # "//", or a comment other than XLA's own /*index=N*/ before an operand
 _COMMENT_START = re.compile(r"//|/\*(?!index=[0-9]+\*/)")
@@ -122,7 +122,7 @@ def _brackets_balance(text: str) -> bool:
     looks plain: no other comments). () and [] are not counted: a braced attribute value is
     text in which only braces need to pair, as for XLA's lexer."""
     if '"' in text:
-        text = _STRING.sub("", text)
+        text = DOUBLE_QUOTED_RE.sub("", text)
     if "//" in text:
         text = _LINE_COMMENT.sub("", text)
     return text.count("{") == text.count("}")
