@@ -57,7 +57,7 @@ def computation_text(comp: Computation, style: Style) -> str:
         start, end = comp.source_span
         return comp.module.source[start:end]  # untouched: one slice of the source
     source = comp.module.source if comp.module is not None else ""
-    return "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in _computation_segments(comp, style))
+    return _joined(source, _computation_segments(comp, style))
 
 
 #: a stretch of the output: ``(start, end)`` of the module's source, or text printed anew
@@ -118,9 +118,13 @@ class Printed:
                 and last[1] == len(source) and first[1] <= last[0]):
             old = source[first[1] : last[0]]
             if source.find(old) == first[1]:  # replace() takes the first occurrence
-                middle = "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in segments[1:-1])
-                return source.replace(old, middle, 1)
-        return "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in segments)
+                return source.replace(old, _joined(source, segments[1:-1]), 1)
+        return _joined(source, segments)
+
+
+def _joined(source: str, segments: list[Segment]) -> str:
+    """The text of ``segments``, stretches of ``source`` sliced out."""
+    return "".join(source[s[0] : s[1]] if isinstance(s, tuple) else s for s in segments)
 
 
 def _computation_segments(comp: Computation, style: Style) -> list[Segment]:
