@@ -3,9 +3,9 @@
 Most patterns a module defines serve paths a given run never takes: the line-by-line reading
 of a body the one-pass check refused, values spelled unusually, formats other than HLO text.
 Compiling all of them at import was about a tenth of the command's start-up. A pattern made
-with :func:`lazy_pattern` is compiled when one of its attributes is first asked for; it then holds the
-compiled pattern's methods as its own attributes, so later calls cost what a compiled
-pattern's do.
+with :func:`lazy_pattern` is compiled when one of its attributes is first asked for; it then
+holds the compiled pattern's methods as its own attributes, so later calls cost what a
+compiled pattern's do.
 """
 
 from __future__ import annotations
