@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 #: the file and the table looked for
 FILENAME = "pyproject.toml"
@@ -21,8 +20,7 @@ class ConfigError(ValueError):
     """The configuration cannot be read or holds a key or value it should not (a usage error)."""
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     path: str  # the pyproject.toml the values come from
     values: dict[str, Any]  # key (as written) -> value
 

@@ -21,9 +21,8 @@ one parses). Public names:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "ALL_CALLEE_ATTRS",
@@ -79,8 +78,7 @@ class Kind:
     ALIASING = "aliasing"                # {{0}: (0, {})}
 
 
-@dataclass(frozen=True, slots=True)
-class AttrSpec:
+class AttrSpec(NamedTuple):
     """One attribute an opcode takes."""
 
     name: str
@@ -88,8 +86,7 @@ class AttrSpec:
     required: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class OpcodeSpec:
+class OpcodeSpec(NamedTuple):
     """What XLA's parser accepts for one opcode: ``arity`` is the operand count it demands
     (None: any number), ``attrs`` every attribute it takes (common ones included)."""
 

@@ -24,8 +24,9 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .errors import HloIOError
 from .printer import Printed
@@ -50,8 +51,9 @@ class UsageProblem(ValueError):
     """The output options do not fit together (a usage error, exit 2)."""
 
 
-@dataclass(frozen=True)
-class OutputPlan:
+class OutputPlan(NamedTuple):
+    """Where each output goes (:func:`plan_outputs`)."""
+
     mode: OutputMode
     #: the -o file (FILE) or directory (DIR)
     target: str | None = None
@@ -59,7 +61,7 @@ class OutputPlan:
     create_dir: bool = False
     #: DIR: each input's output name under ``target`` (a relative path for a file found in a
     #: directory), where it is not the input's base name
-    names: dict[str, str] = field(default_factory=dict)
+    names: Mapping[str, str] = MappingProxyType({})
 
     def destination(self, path: str) -> str | None:
         """Where the output of input ``path`` goes: a file path, ``-``, or None (``--check``)."""

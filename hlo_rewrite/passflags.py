@@ -11,8 +11,7 @@ between generated-block markers, and a test keeps it equal.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -21,8 +20,7 @@ from .passes import DEFAULT_PIPELINE, OptionInfo, PassInfo, pass_infos
 _CLICK_TYPES: dict[type, Any] = {int: click.INT, float: click.FLOAT, str: click.STRING}
 
 
-@dataclass(frozen=True)
-class PassFlags:
+class PassFlags(NamedTuple):
     """The generated flags: click parameters, and what each parameter stands for."""
 
     params: tuple[click.Option, ...]

@@ -12,8 +12,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 import click
 
@@ -75,8 +74,7 @@ def use_tables(stream: object, environ: Mapping[str, str] | None = None) -> bool
 # --------------------------------------------------------------------------- what was left alone
 
 
-@dataclass(frozen=True)
-class LeftAlone:
+class LeftAlone(NamedTuple):
     """One instruction some pass matched and no later pass rewrote."""
 
     file: str

@@ -18,7 +18,7 @@ import os
 import signal
 import time
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from . import formats
 from .errors import ExitCode, HloError, HloInternalError, clarified
@@ -33,8 +33,7 @@ from .report import ErrorInfo, FileResult, ModuleResult
 BOM = "\ufeff"
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """Everything the per-file work needs; picklable, for worker processes."""
 
     names: tuple[str, ...]
@@ -47,8 +46,7 @@ class Job:
     processes: int = 1
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """How one input's output is encoded: a format (``formats.OUTPUT_FORMATS``) asked for
     (``output_format``) or named by the destination (``named_format``: not for a torch_xla
     dump, which stays one), else HLO text (or the torch_xla dump); ``keep_format``: the
@@ -62,13 +60,16 @@ class Target:
     encode: bool = True
 
 
-@dataclass(frozen=True)
-class Input:
+#: HLO text, gzipped as the input is
+DEFAULT_TARGET = Target()
+
+
+class Input(NamedTuple):
     """One input file: its path, how its output is encoded, and whether it was found in a
     directory (then a file that is not HLO is skipped rather than an error)."""
 
     path: str
-    target: Target = Target()
+    target: Target = DEFAULT_TARGET
     walked: bool = False
 
 
@@ -168,7 +169,7 @@ def process_text(name: str, path: str, text: str, job: Job) -> FileResult:
     return res
 
 
-def process_data(name: str, path: str, data: bytes | None, job: Job, target: Target = Target(), *,
+def process_data(name: str, path: str, data: bytes | None, job: Job, target: Target = DEFAULT_TARGET, *,
                  walked: bool = False) -> FileResult:
     """Rewrite the bytes of one input (read from ``path`` when ``data`` is None), in whatever
     format they are; never raises."""
@@ -229,7 +230,7 @@ def _process_units(doc: formats.Document, res: FileResult, job: Job) -> list[str
     return outputs
 
 
-def process_path(path: str, job: Job, target: Target = Target(), *, walked: bool = False) -> FileResult:
+def process_path(path: str, job: Job, target: Target = DEFAULT_TARGET, *, walked: bool = False) -> FileResult:
     """Read and rewrite one input file; never raises."""
     return process_data(path, path, None, job, target, walked=walked)
 
@@ -257,9 +258,9 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     started yet.
     """
     # one file at a time: the reading of a large module may use the other cores
-    alone = replace(job, processes=usable_cpus())
+    alone = job._replace(processes=usable_cpus())
     if stdin_data is not None:
-        yield process_data("<stdin>", "-", stdin_data, alone, inputs[0].target if inputs else Target())
+        yield process_data("<stdin>", "-", stdin_data, alone, inputs[0].target if inputs else DEFAULT_TARGET)
         return
     if jobs <= 1 or len(inputs) <= 1:
         for i in inputs:

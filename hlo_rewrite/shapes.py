@@ -9,8 +9,8 @@ information is lost by this small model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from .errors import HloParseError
 from .lexicon import ELEMENT_TYPES
@@ -24,15 +24,14 @@ _ARRAY_RE = lazy_pattern(
 _COMMENT_RE = lazy_pattern(r"/\*.*?\*/", re.S)
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):
     """An array shape (``element_type`` + ``dims``) or a tuple (``tuple_shapes``)."""
 
     element_type: str  # "tuple" for tuples
     dims: tuple[int, ...] = ()
     dynamic: tuple[bool, ...] = ()
     layout: str | None = None  # the layout text with braces, e.g. "{1,0}"
-    tuple_shapes: tuple[Shape, ...] = field(default=())
+    tuple_shapes: tuple[Shape, ...] = ()
 
     @property
     def is_tuple(self) -> bool:

@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .. import xla_bridge
 from ..errors import HloError, HloIOError
@@ -30,8 +31,7 @@ class FormatError(HloError):
     """The input's format cannot be read, or the output cannot be written in the format asked (exit code 3)."""
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """One HLO module to rewrite: its text and the lines of ``Document.text`` before it."""
 
     text: str

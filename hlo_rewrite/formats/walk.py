@@ -11,11 +11,10 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One file found: its path to open and its path relative to the walked root ('/'-separated)."""
 
     path: str

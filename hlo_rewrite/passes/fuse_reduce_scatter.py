@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..errors import HloError
 from ..ir import Computation, Instruction, Module
@@ -56,8 +57,7 @@ class _Operand:
     in_divide: Instruction | None = None  # RS(divide(x, broadcast(c))) form
 
 
-@dataclass(frozen=True)
-class _Divisor:
+class _Divisor(NamedTuple):
     constant: Instruction
     broadcast: Instruction
     element_type: str

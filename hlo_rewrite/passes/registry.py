@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ExitCode, HloError
 from .base import OptionInfo, Pass, Scope, option_infos
@@ -68,8 +68,7 @@ REGISTRY: dict[str, Callable[[], type[Pass]]] = {name: _builtin(ref) for name, r
 
 
 # ----------------------------------------------------------------------- plugins
-@dataclass(frozen=True)
-class _Plugin:
+class _Plugin(NamedTuple):
     name: str
     value: str  # "module:Class"
     distribution: str
@@ -128,7 +127,7 @@ def _plugins() -> dict[str, _Plugin]:
 
 
 def _replace_problem(plugin: _Plugin, problem: str) -> _Plugin:
-    return _Plugin(plugin.name, plugin.value, plugin.distribution, plugin.version, plugin.load, problem)
+    return plugin._replace(problem=problem)
 
 
 def reload_plugins() -> None:
