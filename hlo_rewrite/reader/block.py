@@ -26,7 +26,6 @@ from .patterns import (
     BLOCK_LINE,
     BLOCK_MAX_LINES,
     BUILT_LINE,
-    CALLEE_RE,
     CALLEE_VALUES,
     INDEX_COMMENT,
     INDEXED_OPERAND,
@@ -190,11 +189,10 @@ class BodyChecker:
         if not opcodes <= NON_CALLER_OPCODES:
             for k, row in enumerate(rows):
                 if row[2] not in NON_CALLER_OPCODES:
-                    line = text[starts[c0 + k] : starts[c0 + k + 1] - 1]
-                    if CALLEE_RE.search(line) is not None:
-                        names = plain_callees(line)
-                        if names is None or not known.issuperset(names):
-                            callers.append((row[0], c0 + k, names))
+                    # one look at the line (no first look for a callee word: most such lines have one)
+                    names = plain_callees(text[starts[c0 + k] : starts[c0 + k + 1] - 1])
+                    if names is None or not known.issuperset(names):
+                        callers.append((row[0], c0 + k, names))
         if not opcodes.isdisjoint(NOTED_OPCODES):
             noted.extend(
                 (r[0], OPCODE_SPELLINGS[r[2]], c0 + k + 1) for k, r in enumerate(rows) if r[2] in NOTED_OPCODES
