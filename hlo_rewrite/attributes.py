@@ -9,7 +9,6 @@ interpreting values; typed values come from the grammar
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from .errors import HloParseError
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["LIST_CALLEE_ATTRS", "SINGLE_CALLEE_ATTRS", "called_computation_names", "name_list",
            "quick_called_computations", "scan_value_end", "skip_string", "split_attributes"]
 
-_NAME_RE = re.compile(r"\s*(" + IDENTIFIER + r")=")
+_NAME_RE = lazy_pattern(r"\s*(" + IDENTIFIER + r")=")
 
 #: attributes whose value names one called computation (from the opcode table)
 SINGLE_CALLEE_ATTRS = CALLEE_ATTRS

@@ -314,7 +314,7 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
     return stop + 1
 
 
-_BRACE_OR_QUOTE: Final = re.compile(r'[{}"]')
+_BRACE_OR_QUOTE: Final = lazy_pattern(r'[{}"]')
 
 
 def brace_group_end(text: str, pos: int) -> int:

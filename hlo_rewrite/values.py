@@ -596,13 +596,13 @@ def _read_shapes(kind: str, text: str) -> object:
 
 # the plain spellings, read with one regular expression each
 _W = r"[ \t]*"
-_INT_RE = re.compile(_W + r"(-?[0-9]{1,18})" + _W)
-_BOOL_RE = re.compile(_W + r"(true|false)" + _W)
+_INT_RE = lazy_pattern(_W + r"(-?[0-9]{1,18})" + _W)
+_BOOL_RE = lazy_pattern(_W + r"(true|false)" + _W)
 _INTS = _W + r"-?[0-9]{1,18}" + _W + r"(?:," + _W + r"-?[0-9]{1,18}" + _W + r")*"
-_INT_LIST_RE = re.compile(r"\{(" + _INTS + r")?\}")
-_GROUPS_RE = re.compile(r"\{" + _W + r"(?:\{(?:" + _INTS + r")?\}" + _W
+_INT_LIST_RE = lazy_pattern(r"\{(" + _INTS + r")?\}")
+_GROUPS_RE = lazy_pattern(r"\{" + _W + r"(?:\{(?:" + _INTS + r")?\}" + _W
                         + r"(?:," + _W + r"\{(?:" + _INTS + r")?\}" + _W + r")*)?\}")
-_GROUP_RE = re.compile(r"\{([^{}]*)\}")
+_GROUP_RE = lazy_pattern(r"\{([^{}]*)\}")
 _NAME_ONLY_RE = lazy_pattern(_W + r"%?(" + lexicon.IDENTIFIER + r")" + _W)
 
 

@@ -35,6 +35,7 @@ from ..errors import HloError
 from ..ir import Computation, Instruction, Module
 from ..lexicon import read_bool
 from ..opcodes import Kind
+from ..regex import lazy_pattern
 from ..shapes import Shape
 from ..values import ValueReadError, read
 from .base import Pass, PassReport, attach_location
@@ -319,7 +320,7 @@ def _reduction_kind(module: Module, rs: Instruction) -> str:
 
 # --------------------------------------------------------------------- divisors
 
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?|true|false")
+_NUMBER = lazy_pattern(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?|true|false")
 
 
 def _literal_values(payload: str | None) -> list[str] | None:

@@ -6,6 +6,7 @@ import re
 
 from ..lexicon import ELEMENT_TYPES, matching_close
 from ..opcodes import MODULE_ATTRS, Kind, closest_opcode
+from ..regex import lazy_pattern
 
 # an element type in a shape: a word directly before "[" (comments and blanks allowed
 # between, as XLA's lexer allows them between any two tokens)
@@ -21,8 +22,8 @@ _HEADER_VALUE = re.compile(
 # an entry_computation_layout value as XLA prints it: braces two deep (the value's, a layout's),
 # no string, no comment but /*index=N*/ (anything else goes to the lexicon's walker)
 _LAYOUT_VALUE = re.compile(r"\{(?:[^{}\"/]++|/\*index=[0-9]+\*/|\{[^{}\"/]*+\})*+\}")
-_BOOL = re.compile(r"(?:true|false)(?![A-Za-z0-9_.\-])")
-_INT = re.compile(r"[0-9]+(?![A-Za-z0-9_.\-])")
+_BOOL = lazy_pattern(r"(?:true|false)(?![A-Za-z0-9_.\-])")
+_INT = lazy_pattern(r"[0-9]+(?![A-Za-z0-9_.\-])")
 
 
 def unknown_opcode_message(name: str) -> str:

@@ -57,13 +57,13 @@ COMMENT = re.compile(r"/\*.*?\*/", re.S)
 STRING = lazy_pattern(r'"(?:[^"\\\n]|\\.)*"')
 COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + IDENT + r")[ \t]*[({]")
 MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + IDENT + r")")
-CALLEE_RE = re.compile(r"(?:" + _CALLEES + r"|control-predecessors)=")
+CALLEE_RE = lazy_pattern(r"(?:" + _CALLEES + r"|control-predecessors)=")
 NEW_INSTRUCTION = lazy_pattern(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 # `, key=%name` or `, key={%a, %b}` for the attributes that name computations
 CALLEE_VALUES = re.compile(r",[ \t]*(" + _CALLEES + r")=(?:%?(" + IDENT + r")|\{([^{}]*)\})")
-NEXT_IS_NAME = re.compile(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
+NEXT_IS_NAME = lazy_pattern(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
 SECTION_WORDS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 #: opcodes that never call a computation in XLA: their attributes are not read
 #: for callees while scanning (any other opcode, known or not, is); an attribute
@@ -109,15 +109,15 @@ ROW_NAME, ROW_TYPE, ROW_OPCODE, ROW_OPERANDS = map(itemgetter, range(4))
 #: (holding the reading of a 137,000-line body at once was slower than line by line)
 BLOCK_MAX_LINES = 1000
 # the same line read for building it: ROOT, %, name, shape, opcode, operand text
-BUILT_LINE = re.compile(
+BUILT_LINE = lazy_pattern(
     r"[ \t]*(ROOT[ \t]+)?(%?)(" + IDENT + r")[ \t]*=[ \t]*"
     r"(?:([a-z][a-z0-9]*" + DIMS_LAYOUT + r"|" + TUPLE_SHAPE + r")[ \t]+)?([a-z][a-z0-9\-]*)\(([^()\n]*)\)"
 )
 # possessive: the engine keeps no backtracking state per operand (a body's operands are
 # checked as one string: a million of them would otherwise cost a hundred bytes each)
-INDEXED_OPERAND_LIST = re.compile(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*" + P)
+INDEXED_OPERAND_LIST = lazy_pattern(BARE_OPERAND + r"(?:," + BARE_OPERAND + r")*" + P)
 # XLA's comment before an operand (in an operand list already checked)
-INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
+INDEX_COMMENT = lazy_pattern(r"/\*index=[0-9]+\*/")
 INDEXED_OPERAND = lazy_pattern(r"(?:^|,)" + BARE_OPERAND.replace("%?" + IDENT, "%?(" + IDENT + ")"))
 # every byte but brackets and newlines, deleted to check bracket nesting line by line
 NOT_BRACKETS = bytes(b for b in range(256) if b not in b"(){}[]\n")
