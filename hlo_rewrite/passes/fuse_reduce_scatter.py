@@ -28,7 +28,6 @@ matched groups.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..errors import HloError
@@ -47,15 +46,14 @@ class _Left(Exception):
     """A matched concatenate that cannot be fused; the message is the reason."""
 
 
-@dataclass
-class _Operand:
+class _Operand(NamedTuple):
     """One concatenate operand traced back to its reduce-scatter."""
 
     top: Instruction  # the concatenate's operand itself
     rs: Instruction  # the reduce-scatter
-    chain: list[Instruction] = field(default_factory=list)  # divide / plumbing between the concat and rs
-    out_divide: Instruction | None = None  # divide(RS, broadcast(c)) form
-    in_divide: Instruction | None = None  # RS(divide(x, broadcast(c))) form
+    chain: list[Instruction]  # divide / plumbing between the concat and rs
+    out_divide: Instruction | None  # divide(RS, broadcast(c)) form
+    in_divide: Instruction | None  # RS(divide(x, broadcast(c))) form
 
 
 class _Divisor(NamedTuple):
@@ -65,8 +63,7 @@ class _Divisor(NamedTuple):
     value: float
 
 
-@dataclass
-class _Fusion:
+class _Fusion(NamedTuple):
     """What one rewrite puts in place of a concatenate."""
 
     concat: Instruction

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..attributes import split_attributes
 from ..errors import HloInternalError, PassError
@@ -39,8 +40,7 @@ _KIND_OF_DONE = {"send-done": "send", "recv-done": "recv"}
 _KEPT_ON_SEND_DONE = ("sharding", "frontend_attributes", "statistics", "metadata", "backend_config")
 
 
-@dataclass
-class _Half:
+class _Half(NamedTuple):
     """One side of a channel: the send (or recv) and its done."""
 
     op: Instruction
