@@ -415,50 +415,54 @@ class Scanner:
                 pending.append("\n")  # an empty line (most often between computations)
                 i += 1
                 continue
-            line = lines[i]
-            stripped = line.strip()
-            if not stripped or stripped.startswith("//"):
-                pending.append(self._raw(i))
-                i += 1
-                continue
-            if stripped.startswith("/*") and stripped.endswith("*/") and "*/" not in stripped[2:-2]:
-                pending.append(self._raw(i))
-                i += 1
-                continue
-            if stripped.startswith("HloModule") and (len(stripped) == 9 or stripped[9] in " \t"):
-                if seen_header or mod.computations:
-                    raise self.error(HloParseError, "a second 'HloModule' header", i + 1)
-                m = MODULE_NAME.match(line)
-                if m is None:
-                    raise self.error(HloParseError, "expected a module name after 'HloModule'", i + 1, len(line) + 1)
-                mod.name = m.group(1)
-                seen_header = True
-                j = self._gather(i)
-                if j > i or line.rstrip().endswith("{"):  # not as XLA prints it: perhaps a computation follows
-                    from .general import header_last  # rare: not as XLA prints it
-
-                    last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
-                    if text[last : lines.end(j)].strip():
-                        raise NotPlain  # something follows the header on its line
-                problem = header_problem(text, starts[i], lines.end(j))
-                if problem is not None:
-                    raise self.located(HloParseError, problem[0], problem[1])
-                pending.append(self._raw_block(i, j))
-                i = j + 1
-                continue
-            if stripped.startswith(SECTION_WORDS) or stripped[0].isdigit():
-                # stack-frame tables (FileNames ... StackFrames): kept verbatim
-                j = self._gather(i)
-                pending.append(self._raw_block(i, j))
-                i = j + 1
-                continue
-            m = COMP_START.match(line)
+            line = text[starts[i] : starts[i + 1] - 1]
+            # a computation's header as XLA prints it: none of the other kinds of line starts
+            # so (they start with blanks, '/', 'HloModule', a section word or a digit)
+            m = COMP_START.match(line) if line.startswith(("%", "ENTRY")) else None
             if m is None:
-                self._grammar_error(i, i)
-                raise self.error(
-                    HloParseError, f"expected a computation or 'HloModule', found {stripped[:40]!r}", i + 1,
-                    len(line) - len(line.lstrip()) + 1,
-                )
+                stripped = line.strip()
+                if not stripped or stripped.startswith("//"):
+                    pending.append(self._raw(i))
+                    i += 1
+                    continue
+                if stripped.startswith("/*") and stripped.endswith("*/") and "*/" not in stripped[2:-2]:
+                    pending.append(self._raw(i))
+                    i += 1
+                    continue
+                if stripped.startswith("HloModule") and (len(stripped) == 9 or stripped[9] in " \t"):
+                    if seen_header or mod.computations:
+                        raise self.error(HloParseError, "a second 'HloModule' header", i + 1)
+                    m = MODULE_NAME.match(line)
+                    if m is None:
+                        raise self.error(HloParseError, "expected a module name after 'HloModule'", i + 1, len(line) + 1)
+                    mod.name = m.group(1)
+                    seen_header = True
+                    j = self._gather(i)
+                    if j > i or line.rstrip().endswith("{"):  # not as XLA prints it: perhaps a computation follows
+                        from .general import header_last  # rare: not as XLA prints it
+
+                        last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
+                        if text[last : lines.end(j)].strip():
+                            raise NotPlain  # something follows the header on its line
+                    problem = header_problem(text, starts[i], lines.end(j))
+                    if problem is not None:
+                        raise self.located(HloParseError, problem[0], problem[1])
+                    pending.append(self._raw_block(i, j))
+                    i = j + 1
+                    continue
+                if stripped.startswith(SECTION_WORDS) or stripped[0].isdigit():
+                    # stack-frame tables (FileNames ... StackFrames): kept verbatim
+                    j = self._gather(i)
+                    pending.append(self._raw_block(i, j))
+                    i = j + 1
+                    continue
+                m = COMP_START.match(line)
+                if m is None:
+                    self._grammar_error(i, i)
+                    raise self.error(
+                        HloParseError, f"expected a computation or 'HloModule', found {stripped[:40]!r}", i + 1,
+                        len(line) - len(line.lstrip()) + 1,
+                    )
             if pending:
                 mod.pieces.append("".join(pending))
                 pending = []
@@ -720,16 +724,21 @@ class Scanner:
         if checked is None:
             return None
         s, e, last, n, opcodes, noted, callers = checked
+        present = OPCODE_SETS.get(opcodes)  # one object per set of opcodes, spelled as the table does
         if found is not MISSING:
             # a worker knew none of the computations: keep the callers as reading here would
-            opcodes = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
-            noted = [(name, OPCODE_SPELLINGS[op], line) for name, op, line in noted]
-            callers = [c for c in callers if c[2] is None or not comp_names.issuperset(c[2])]
+            if present is None:
+                present = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
+            if noted:
+                noted = [(name, OPCODE_SPELLINGS[op], line) for name, op, line in noted]
+            if callers:
+                callers = [c for c in callers if c[2] is None or not comp_names.issuperset(c[2])]
+        if present is None:
+            present = OPCODE_SETS.setdefault(opcodes, opcodes)
         # the computation checks out: keep what passes ask before building it
-        self.callers.extend((comp, name, line) for name, line, _ in callers)
-        comp._lazy = LazyBody(
-            comp.line - 1, block=(s, e), opcodes=OPCODE_SETS.setdefault(opcodes, opcodes), noted=noted
-        )
+        if callers:
+            self.callers.extend((comp, name, line) for name, line, _ in callers)
+        comp._lazy = LazyBody(comp.line - 1, block=(s, e), opcodes=present, noted=noted)
         self.instruction_count += n
         text = self.text
         after = self.lines.starts[last + 1]
