@@ -44,7 +44,7 @@ MAX_PROCESSES: Final = 8
 
 #: the part of the text the reader checks itself (when it has one worker; with more, less):
 #: it also does the rest of the reading, and takes in the workers' findings
-OWN_SHARE_OF_TWO: Final = 0.43
+OWN_SHARE_OF_TWO: Final = 0.41
 
 
 class _Missing(enum.Enum):
