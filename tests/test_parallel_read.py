@@ -19,6 +19,7 @@ import pytest
 from hlo_rewrite import parse_module, print_module
 from hlo_rewrite.reader import parallel
 from hlo_rewrite.reader.block import BodyChecker
+from hlo_rewrite.reader.patterns import OPCODE_SPELLINGS
 
 #: the size from which the command reads with workers (the fixture below lowers it)
 LIMIT = parallel.PARALLEL_MIN_BYTES
@@ -88,6 +89,21 @@ def test_a_worker_checks_the_later_bodies_and_the_module_is_the_same(collected):
     module = parse_module(text, processes=2)
     assert print_module(module) == text
     assert module.computation("c.20").get("r.20").operands == ["n.20"]
+
+
+def test_bodies_a_worker_checked_share_one_opcode_set_spelled_as_the_table(collected):
+    # the later computations use an opcode no earlier body does: their set is first met in a
+    # worker's findings, whose strings are the worker's own copies
+    text = _module(40)
+    for k in range(30, 40):
+        text = text.replace(f"%n.{k} = f32[8]{{0}} negate(", f"%n.{k} = f32[8]{{0}} abs(")
+    module = parse_module(text, processes=2)
+    assert collected and collected[0] >= 10
+    later = [module.computation(f"c.{k}").opcodes() for k in range(30, 40)]
+    assert later[0] == {"parameter", "abs", "call"}
+    assert all(s is later[0] for s in later)  # one object for the one set
+    assert all(op is OPCODE_SPELLINGS[op] for op in later[0])
+    assert all(not module.computation(f"c.{k}").is_built for k in range(30, 40))
 
 
 @pytest.mark.parametrize("processes", [3, 4])

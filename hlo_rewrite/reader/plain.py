@@ -724,17 +724,17 @@ class Scanner:
         if checked is None:
             return None
         s, e, last, n, opcodes, noted, callers = checked
-        present = OPCODE_SETS.get(opcodes)  # one object per set of opcodes, spelled as the table does
+        present = OPCODE_SETS.get(opcodes)  # one object per set of opcodes
+        if present is None:
+            # a set first seen here; a worker's strings are its own: spelled as the table does
+            spelled = opcodes if found is MISSING else frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
+            present = OPCODE_SETS.setdefault(spelled, spelled)
         if found is not MISSING:
             # a worker knew none of the computations: keep the callers as reading here would
-            if present is None:
-                present = frozenset(OPCODE_SPELLINGS[o] for o in opcodes)
             if noted:
                 noted = [(name, OPCODE_SPELLINGS[op], line) for name, op, line in noted]
             if callers:
                 callers = [c for c in callers if c[2] is None or not comp_names.issuperset(c[2])]
-        if present is None:
-            present = OPCODE_SETS.setdefault(opcodes, opcodes)
         # the computation checks out: keep what passes ask before building it
         if callers:
             self.callers.extend((comp, name, line) for name, line, _ in callers)
