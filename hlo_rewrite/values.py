@@ -601,7 +601,7 @@ _BOOL_RE = lazy_pattern(_W + r"(true|false)" + _W)
 _INTS = _W + r"-?[0-9]{1,18}" + _W + r"(?:," + _W + r"-?[0-9]{1,18}" + _W + r")*"
 _INT_LIST_RE = lazy_pattern(r"\{(" + _INTS + r")?\}")
 _GROUPS_RE = lazy_pattern(r"\{" + _W + r"(?:\{(?:" + _INTS + r")?\}" + _W
-                        + r"(?:," + _W + r"\{(?:" + _INTS + r")?\}" + _W + r")*)?\}")
+                          + r"(?:," + _W + r"\{(?:" + _INTS + r")?\}" + _W + r")*)?\}")
 _GROUP_RE = lazy_pattern(r"\{([^{}]*)\}")
 _NAME_ONLY_RE = lazy_pattern(_W + r"%?(" + lexicon.IDENTIFIER + r")" + _W)
 
@@ -620,7 +620,7 @@ _FRONTEND_RE = lazy_pattern(
     r"[ \t]*\{(?:" + lexicon.IDENTIFIER + r'="(?:[^"\\]|\\.)*"(?:,[ \t]*' + lexicon.IDENTIFIER
     + r'="(?:[^"\\]|\\.)*")*)?\}[ \t]*', re.S)
 _WINDOW_RE = lazy_pattern(r"[ \t]*\{(?:[ \t]*(?:size|stride|lhs_dilate|rhs_dilate|rhs_reversal)=\d+(?:x\d+)*"
-                        r"|[ \t]*pad=-?\d+_-?\d+(?:x-?\d+_-?\d+)*)*[ \t]*\}[ \t]*")
+                          r"|[ \t]*pad=-?\d+_-?\d+(?:x-?\d+_-?\d+)*)*[ \t]*\}[ \t]*")
 _PRECISION_RE = lazy_pattern(r"[ \t]*\{[ \t]*(?:[A-Za-z_]+[ \t]*(?:,[ \t]*[A-Za-z_]+[ \t]*)*)?\}[ \t]*")
 
 
