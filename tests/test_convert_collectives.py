@@ -386,9 +386,7 @@ def test_malformed_collective_attribute_is_a_located_error():
     assert err.render().startswith("bad.hlo:11:")
 
 
-# ------------------------------------------- the meaning of backend_config, read by XLA
-
-
+# ------------------------------------------- backend_config printed raw, by XLA's lexer rule
 
 
 def _lexes_as_one_group(text: str) -> bool:
