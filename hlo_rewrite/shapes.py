@@ -13,10 +13,11 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .errors import HloParseError
-from .lexicon import ELEMENT_TYPES
+from .lexicon import ELEMENT_TYPES, IDENTIFIER, skip_trivia
 from .regex import lazy_pattern
 
-__all__ = ["ELEMENT_TYPES", "Shape", "element_type_of", "parse_shape"]
+__all__ = ["ELEMENT_TYPES", "Shape", "compatible", "element_type_of", "parse_shape", "shape_end",
+           "shape_syntax_error"]
 
 _ARRAY_RE = lazy_pattern(
     r"\s*(?P<ty>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\](?P<layout>\{[^{}]*\})?"
@@ -171,9 +172,139 @@ def parse_shape(text: str) -> Shape:
     raise HloParseError(f"malformed shape {text!r}: {problem}")
 
 
+def compatible(a: Shape, b: Shape) -> bool:
+    """Shapes equal but for their layouts and dynamic bounds (XLA's ``ShapeUtil::Compatible``):
+    the same element types and ranks, and each dimension the same size unless either is
+    unbounded (``?``); ``<=4`` is compatible with ``4``."""
+    if a.is_tuple or b.is_tuple:
+        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
+                and all(compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True)))
+    return a.element_type == b.element_type and len(a.dims) == len(b.dims) and all(
+        x == y or x < 0 or y < 0 for x, y in zip(a.dims, b.dims, strict=True))
+
+
 def element_type_of(text: str) -> str:
     """Element type of a shape text (``"tuple"`` for tuples), without a full parse."""
     s = text.lstrip()
     if s.startswith("("):
         return "tuple"
     return s.split("[", 1)[0]
+
+
+_WORD_AT = lazy_pattern(IDENTIFIER)
+_INT_AT = lazy_pattern(r"-?[0-9]+")
+# an item of a layout after its ':': T(8,128)(2,1), E(4), S(1), L(2), #(u32), *(u32), SC(0:512), ...
+_LAYOUT_ITEM_AT = lazy_pattern(r"(?:[A-Z]{1,2}|[#*])(?:\([^(){}]*\))+")
+
+
+def shape_syntax_error(text: str, pos: int = 0, end: int | None = None) -> tuple[int, str] | None:
+    """Where and why the shape written in ``text[pos:end]`` is not one XLA's parser reads, or
+    None when it is (:func:`shape_end`, and nothing after the shape but blanks and comments)."""
+    n = len(text) if end is None else end
+    got = shape_end(text, pos, n)
+    if isinstance(got, tuple):
+        return got
+    after = skip_trivia(text, got, n)
+    return None if after >= n else (after, f"unexpected '{text[after]}' after the shape")
+
+
+def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[int, str]:
+    """The offset just after the shape that starts at ``pos`` (blanks and comments first
+    skipped), or (where, why) it is not a shape XLA's parser reads: an element type XLA knows,
+    dimensions each a size (``<=N`` or ``?`` for a dynamic one) with no empty item, a layout
+    only where ``{`` is followed by a number or ``:`` and with one entry per dimension, tuples of
+    such shapes with no empty item; blanks and comments between any two tokens.
+    :func:`parse_shape` reads more loosely (it only looks inside shapes a reader has let
+    through); strict mode asks this."""
+    n = len(text) if end is None else end
+    pos = skip_trivia(text, pos, n)
+    open_tuples = 0
+    while True:
+        # one shape starts here (after '(' or ',' inside a tuple, or at the start)
+        if text.startswith("(", pos, n):
+            open_tuples += 1
+            pos = skip_trivia(text, pos + 1, n)
+            if not text.startswith(")", pos, n):
+                continue
+            last = pos = pos + 1  # the empty tuple
+            open_tuples -= 1
+        else:
+            got = _array_end(text, pos, n)
+            if isinstance(got, tuple):
+                return got
+            last = pos = got
+        while open_tuples:  # after a shape inside a tuple: ',' and another shape, or ')'
+            pos = skip_trivia(text, pos, n)
+            if text.startswith(",", pos, n):
+                pos = skip_trivia(text, pos + 1, n)
+                break
+            if text.startswith(")", pos, n):
+                open_tuples -= 1
+                last = pos = pos + 1
+                continue
+            return pos, "expects ')' at the end of tuple."
+        else:
+            return last
+
+
+def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
+    """The offset just after the array shape at ``pos``, or (where, why) it is not one."""
+    m = _WORD_AT.match(text, pos, n)
+    if m is None or m.group() not in ELEMENT_TYPES:
+        seen = "the end" if pos >= n else (f"'{m.group()}'" if m is not None else f"'{text[pos]}'")
+        return pos, f"expected primitive type, saw {seen}"
+    pos = skip_trivia(text, m.end(), n)
+    if not text.startswith("[", pos, n):
+        return pos, "expects '[' to start the dimensions"
+    pos = skip_trivia(text, pos + 1, n)
+    rank = 0
+    if not text.startswith("]", pos, n):
+        while True:
+            if text.startswith("?", pos, n):
+                pos += 1
+            else:
+                if text.startswith("<=", pos, n):
+                    pos = skip_trivia(text, pos + 2, n)
+                d = _INT_AT.match(text, pos, n)
+                if d is None:
+                    return pos, "expects integer"
+                if d.group().startswith("-"):
+                    return pos, "a dimension size must not be negative"
+                pos = d.end()
+            rank += 1
+            pos = skip_trivia(text, pos, n)
+            if text.startswith(",", pos, n):
+                pos = skip_trivia(text, pos + 1, n)
+            elif text.startswith("]", pos, n):
+                break
+            else:
+                return pos, "expects ',' or ']' in the dimensions"
+    last = pos + 1
+    pos = skip_trivia(text, last, n)
+    if not text.startswith("{", pos, n):
+        return last
+    # a layout only when '{' is followed by a number or ':' (else the '{' is not the shape's)
+    brace = pos
+    pos = skip_trivia(text, pos + 1, n)
+    if _INT_AT.match(text, pos, n) is None and not text.startswith(":", pos, n):
+        return last
+    entries = 0
+    if not text.startswith(":", pos, n):
+        while True:
+            d = _INT_AT.match(text, pos, n)
+            if d is None:
+                return pos, "expects integer"
+            entries += 1
+            pos = skip_trivia(text, d.end(), n)
+            if not text.startswith(",", pos, n):
+                break
+            pos = skip_trivia(text, pos + 1, n)
+    if text.startswith(":", pos, n):
+        pos = skip_trivia(text, pos + 1, n)
+        while (item := _LAYOUT_ITEM_AT.match(text, pos, n)) is not None:
+            pos = skip_trivia(text, item.end(), n)
+    if not text.startswith("}", pos, n):
+        return pos, "expects layout to end with '}'"
+    if entries != rank:
+        return brace, f"Dimensions size is {rank}, but minor to major size is {entries}."
+    return pos + 1

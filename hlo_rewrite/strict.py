@@ -42,7 +42,8 @@ from .opcodes import (
     spec_of,
     split_async_opcode,
 )
-from .shapes import Shape, parse_shape
+from .shapes import Shape, compatible, parse_shape, shape_end, shape_syntax_error
+from .strict_heads import RESERVED, bare_name_problem, head_problems
 from .values import ValueReadError, read
 
 if TYPE_CHECKING:
@@ -51,9 +52,9 @@ if TYPE_CHECKING:
 __all__ = ["check_header", "check_module", "compatible"]
 
 _NAME_AT = re.compile(r"%?(" + lexicon.IDENTIFIER + r")")
-_ARRAY_SHAPE_AT = re.compile(r"[a-z][a-z0-9]*[ \t]*\[[^\]\n]*\](?:[ \t]*\{[^{}\n]*\})?")
 _ATTR_NAME_AT = lexicon.ATTRIBUTE_NAME_RE
 _ELEMENT_TYPE_AT = re.compile(r"[a-z][a-z0-9]*")
+_HEADER_WORD = re.compile(r"[^\s,{}()\[\]\"/]+")
 
 # the plain one-line spellings, for the fast reading
 _ID = lexicon.IDENTIFIER
@@ -149,6 +150,8 @@ class _Checker:
         self.shapes: set[str | None] = set()
         #: (attribute, value text) -> value read, for the values a module repeats
         self.values: dict[tuple[str, str], object] = {}
+        #: shape texts whose syntax is checked already (a module repeats its shapes)
+        self.spelled: set[str] = set()
 
     # ----------------------------------------------------------------- errors
     def error(self, instr: Instruction, text: str, offset: int, message: str) -> HloParseError:
@@ -259,25 +262,10 @@ class _Checker:
         return r
 
     def _shape_end(self, instr: Instruction, text: str, pos: int) -> int:
-        if text.startswith("(", pos):
-            try:
-                return lexicon.matching_close(text, pos)
-            except ValueError as exc:
-                raise self.error(instr, text, pos, str(exc)) from None
-        m = _ARRAY_SHAPE_AT.match(text, pos)
-        if m is not None and "/" not in m.group():
-            return m.end()
-        # comments between the shape's tokens: element type, dimensions, layout
-        m = _ELEMENT_TYPE_AT.match(text, pos)
-        at = -1 if m is None else lexicon.skip_trivia(text, m.end())
-        if at < 0 or not text.startswith("[", at):
-            raise self.error(instr, text, pos, "expects a shape")
-        try:
-            end = lexicon.matching_close(text, at)
-            at = lexicon.skip_trivia(text, end)
-            return lexicon.matching_close(text, at) if text.startswith("{", at) else end
-        except ValueError as exc:
-            raise self.error(instr, text, at, str(exc)) from None
+        got = shape_end(text, pos)
+        if isinstance(got, tuple):
+            raise self.error(instr, text, got[0], f"malformed shape: {got[1]}" if got[0] > pos else "expects a shape")
+        return got
 
     def _read_operands(self, instr: Instruction, r: _Instr) -> None:
         text = r.text
@@ -340,9 +328,30 @@ class _Checker:
     # ----------------------------------------------------------------- checks
     def check(self) -> None:
         self.check_header()
+        results: dict[str, tuple[int, str]] = {}
+        for offset, message in head_problems(self.module, list(_header_attrs(self.module.source)), results):
+            raise self._header_error(offset, message)
         for comp in self.module.computations:
             self.check_computation(comp)
+            if comp.name in results:
+                self._check_result(comp, *results[comp.name])
             self.defined.add(comp.name)
+
+    def _check_result(self, comp: Computation, offset: int, written: str) -> None:
+        """The signature's result shape against the root's, as XLA's parser compares them once it
+        has read the body (``ShapeUtil::Compatible``: layouts and dynamic bounds aside)."""
+        root = comp.root
+        # XLA builds an after-all as token[] whatever shape is written on it
+        declared = "token[]" if root.opcode == "after-all" else root.shape
+        if declared is None:
+            return
+        try:
+            ours, theirs = parse_shape(_no_comments(written)), _shape_of(declared)
+        except HloError:  # the syntax is checked already: a spelling parse_shape does not take
+            return
+        if not compatible(ours, theirs):
+            raise self._header_error(offset, f"Shape of computation {comp.name}, {ours.text()}, is not compatible "
+                                     f"with that of its root instruction {root.name}, {theirs.text()}")
 
     def check_header(self) -> None:
         try:
@@ -384,6 +393,8 @@ class _Checker:
 
     def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],
                           params: dict[int, str]) -> None:
+        if instr.name in RESERVED:
+            self._check_bare_name(instr, text)
         try:
             r = self.read(instr, text)
         except ValueError as exc:  # the walker's own words (an unterminated string or comment)
@@ -395,8 +406,9 @@ class _Checker:
             close = closest_opcode(opcode)
             hint = f" (did you mean '{close}'?)" if close else ""
             raise self.error(instr, text, r.opcode_at, f"unknown opcode '{opcode}'{hint}")
-        # the reader has checked a plain array shape's syntax: any other shape is read here, and
-        # a plain one only where a rule looks inside it
+        self._check_spellings(instr, r)
+        # the reader has checked a plain array shape's element type: any other shape is read
+        # here, and a plain one only where a rule looks inside it
         shape_text = r.shape_text[0] if r.shape_text is not None else ""
         shape = None
         if opcode in ("constant", "infeed") or spec.name in _ASYNC:
@@ -423,6 +435,35 @@ class _Checker:
             self._check_operands(instr, r, spec, local)
         attrs = self._check_attrs(instr, r, spec, wrapped, local)
         self._check_rules(instr, r, spec, shape, attrs, local, wrapped)
+
+    def _check_bare_name(self, instr: Instruction, text: str) -> None:
+        """A name XLA's lexer reads as a keyword or an element type, unless written with ``%``
+        (``ROOT = f32[] ...`` is read as an instruction named ROOT, which XLA refuses)."""
+        pos = lexicon.skip_trivia(text, 0)
+        if instr.is_root and text.startswith("ROOT", pos):
+            pos = lexicon.skip_trivia(text, pos + 4)
+        problem = bare_name_problem(instr.name)
+        if problem is not None and not text.startswith("%", pos):
+            raise self.error(instr, text, pos, problem)
+
+    def _check_spellings(self, instr: Instruction, r: _Instr) -> None:
+        """The syntax of the instruction's shape and of the shapes written before its operands."""
+        spelled = self.spelled
+        if r.shape_text is not None and r.shape_text[0] not in spelled:
+            self._spelled(instr, r.text, *r.shape_text)
+        if r.shapes is not None:
+            if all(s is None or s in spelled for s in r.shapes):
+                return
+            self._operand_at(instr, r, 0)  # the places of the shapes, then checked below
+        for shape_text, at, _name, _name_at in r.operands or ():
+            if shape_text is not None and shape_text not in spelled:
+                self._spelled(instr, r.text, shape_text, at)
+
+    def _spelled(self, instr: Instruction, text: str, shape_text: str, at: int) -> None:
+        problem = shape_syntax_error(shape_text)
+        if problem is not None:
+            raise self.error(instr, text, at + problem[0], f"malformed shape '{shape_text}': {problem[1]}")
+        self.spelled.add(shape_text)
 
     def _shape(self, instr: Instruction, r: _Instr) -> Shape | None:
         if r.shape_text is None:
@@ -710,40 +751,35 @@ def _find_word(text: str, word: str, at: int) -> int:
 def _no_comments(text: str) -> str:
     if "/" not in text:
         return text.strip()
-    return re.sub(r"/\*.*?\*/", " ", text, flags=re.S).strip()
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S).strip()
 
 
 def _same_shape(a: Shape, b: Shape) -> bool:
-    return a.text() == b.text() if a.layout and b.layout else compatible(a, b)
-
-
-def compatible(a: Shape, b: Shape) -> bool:
-    """Shapes equal but for their layouts (XLA's ``ShapeUtil::Compatible``)."""
-    if a.is_tuple or b.is_tuple:
-        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
-                and all(compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True)))
-    return a.element_type == b.element_type and a.dims == b.dims and (
-        (a.dynamic or (False,) * a.rank) == (b.dynamic or (False,) * b.rank))
+    if a.layout and b.layout:
+        return a.text() == b.text()
+    return compatible(a, b) and a.dims == b.dims and (a.dynamic or (False,) * a.rank) == (b.dynamic or (False,) * b.rank)
 
 
 def _check_layout(value: str) -> None:
     """``{(f32[2]{0}, s32[])->f32[2]{0}}``: the shapes of an entry computation layout."""
-    body = _no_comments(value)
-    if not (body.startswith("{") and body.endswith("}")):
-        raise ValueReadError("expects {(parameter shapes)->result shape}", 0)
-    inner = body[1:-1].strip()
-    if not inner.startswith("("):
-        raise ValueReadError("expects ( before parameter shape list", value.find(inner[:1]))
-    close = lexicon.matching_close(inner, 0)
-    params, rest = inner[1 : close - 1], inner[close:].strip()
-    if not rest.startswith("->"):
-        raise ValueReadError("expects -> before result shape", value.find(rest[:2]) if rest else 0)
-    pieces = lexicon.split_top_level(params) if params.strip() else []
-    for piece in [*pieces, rest[2:]]:
-        try:
-            parse_shape(piece.strip())
-        except HloError as exc:
-            raise ValueReadError(exc.message, max(0, value.find(piece.strip()))) from None
+    pos = lexicon.skip_trivia(value, 0)
+    if not value.startswith("{", pos):
+        raise ValueReadError("expects {(parameter shapes)->result shape}", pos)
+    pos = lexicon.skip_trivia(value, pos + 1)
+    if not value.startswith("(", pos):
+        raise ValueReadError("expects ( before parameter shape list", pos)
+    close = shape_end(value, pos)  # the parameter shapes, read as one tuple
+    if isinstance(close, tuple):
+        raise ValueReadError(close[1], close[0])
+    arrow = lexicon.skip_trivia(value, close)
+    if not value.startswith("->", arrow):
+        raise ValueReadError("expects -> before result shape", arrow)
+    end = value.rfind("}")
+    if end < arrow or lexicon.skip_trivia(value, end + 1) < len(value):
+        raise ValueReadError("expects '}' to end the layout", max(end, arrow))
+    problem = shape_syntax_error(value, arrow + 2, end)
+    if problem is not None:
+        raise ValueReadError(problem[1], problem[0])
 
 
 def _header_attrs(source: str) -> Iterator[tuple[str, int, str, int]]:
@@ -765,7 +801,7 @@ def _header_attrs_unchecked(source: str) -> Iterator[tuple[str, int, str, int]]:
     m = _NAME_AT.match(source, lexicon.skip_trivia(source, pos + len("HloModule")))
     if m is None:
         return
-    pos = m.end()
+    pos = m.end() + source.startswith(":", m.end())  # 'm:' is one name token to XLA's lexer
     while True:
         pos = lexicon.skip_trivia(source, pos)
         if not source.startswith(",", pos):
@@ -774,26 +810,22 @@ def _header_attrs_unchecked(source: str) -> Iterator[tuple[str, int, str, int]]:
         a = _ATTR_NAME_AT.match(source, pos)
         if a is None:
             return
-        vstart = a.end()
-        line_end = source.find("\n", vstart)
+        vstart = lexicon.skip_trivia(source, a.end())  # XLA's lexer skips blanks and comments there
         if source.startswith("{", vstart):  # a braced value ends at its '}', over lines or not
             try:
                 vend = lexicon.brace_group_end(source, vstart)
             except ValueError:
                 return
-            yield a.group(1), pos, source[vstart:vend], vstart
-            pos = vend
-            continue
-        try:  # a value ends at the line's end, unless its brackets go on
-            vend = lexicon.find_top_level(source, vstart, ",", line_end if line_end >= 0 else None)
-        except ValueError:
+        elif source.startswith('"', vstart):
             try:
-                vend = lexicon.find_top_level(source, vstart, ",")
+                vend = lexicon.skip_string(source, vstart)
             except ValueError:
                 return
+        else:  # a word or a number: one token, as every unbraced value XLA takes here (``=2 sum {``
+            # on one line is the value 2, then the first computation)
+            w = _HEADER_WORD.match(source, vstart)
+            vend = w.end() if w is not None else vstart
         yield a.group(1), pos, source[vstart:vend], vstart
-        if vend == line_end:
-            return
         pos = vend
 
 

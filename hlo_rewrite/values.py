@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from . import escapes, lexicon
@@ -36,11 +37,14 @@ __all__ = [
     "expand_iota_replica_groups",
     "format_value",
     "read",
+    "read_sub_attributes",
     "read_value",
 ]
 
 #: returned by :func:`read_value` when the text is not one of the plain spellings read there
 UNREAD: Final = object()
+#: what a fast reading gives when the token reading must decide
+_SLOW: Final = object()
 
 
 class ValueReadError(ValueError):
@@ -426,6 +430,112 @@ def _string(r: _Reader) -> str:
     return escapes.c_unescape(tok[1][1:-1])
 
 
+def _metadata_fast(text: str) -> object:
+    """What the plain spelling of a metadata value reads as: "" (nothing is kept), or ``_SLOW``
+    when a key seems to repeat (perhaps only inside a string): the token reading decides."""
+    keys = _METADATA_KEY_RE.findall(text)
+    return "" if len(set(keys)) == len(keys) else _SLOW
+
+
+def _read_metadata(r: _Reader) -> None:
+    """``{key=value ...}``, the keys among XLA's (:data:`_METADATA_KEYS`)."""
+    _read_sub_attributes(r, _METADATA_KEYS, frozenset())
+
+
+def read_sub_attributes(text: str, keys: Mapping[str, str], required: frozenset[str]) -> None:
+    """Check ``text`` as ``{key=value ...}`` the way XLA's parser reads sub-attributes (a
+    stack-frame table entry, ``metadata``): each key one of ``keys`` (key to ``"string"``,
+    ``"int32"``, ``"int"`` or ``"int list"``), once, glued to its ``=``; those in ``required``
+    present; a comma allowed before each item, none after the last. Raises
+    :class:`ValueReadError`."""
+    r = _Reader(text)
+    _read_sub_attributes(r, keys, required)
+    r.done()
+
+
+def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozenset[str]) -> None:
+    start = r.at()
+    r.punct("{")
+    seen: set[str] = set()
+    while not r.eat("}"):
+        r.eat(",")
+        tok = r.peek()
+        after = r.toks[r.i + 1] if r.i + 1 < len(r.toks) else None
+        if (tok is None or tok[0] != "word" or tok[1].startswith("%") or after is None
+                or after[:2] != ("punct", "=") or after[2] != tok[2] + len(tok[1])):
+            raise ValueReadError("expects attribute name (a name glued to its '=')", r.at())
+        key, at = tok[1], tok[2]
+        kind = keys.get(key)
+        if kind is None:
+            raise ValueReadError(f'unexpected attribute "{key}". Allowed attributes: {", ".join(sorted(keys))}', at)
+        if key in seen:
+            raise ValueReadError(f"attribute {key} already exists", at)
+        seen.add(key)
+        r.i += 2
+        if kind == "string":
+            _string(r)
+        elif kind == "int list":
+            r.int_list()
+        else:
+            at = r.at()
+            value = r.integer()
+            if kind == "int32" and not -(1 << 31) <= value < (1 << 31):
+                raise ValueReadError("value out of range for int32_t", at)
+    for key in sorted(required - seen):
+        raise ValueReadError(f"sub-attribute {key} is expected but not seen", start)
+
+
+_ALIAS_KINDS: Final = frozenset({"must-alias", "may-alias"})
+
+
+def _read_aliasing(r: _Reader, *, parameters: bool) -> None:
+    """``{ {0}: (1, {}, must-alias), ... }`` as XLA's parser reads it: for the module's
+    ``input_output_alias`` (``parameters``) an output index, a parameter number (not negative),
+    its index and perhaps a kind; for an instruction's ``output_to_operand_aliasing`` an
+    output index, an operand number and its index. A comma may follow the last item."""
+    what = ("Expected format: <output_shape_index>: (<input_param>, <input_param_shape_index>)" if parameters
+            else "Expected format: <output_shape_index>: (<operand>, <operand_shape_index>)")
+    r.punct("{")
+    if r.eat("}"):
+        return
+    while True:
+        at = r.at()
+        try:
+            _shape_index(r)
+            r.punct(":")
+            r.punct("(")
+            number_at = r.at()
+            number = r.integer()
+            r.punct(",")
+            _shape_index(r)
+            if parameters and r.eat(","):
+                kind_at = r.at()
+                if r.word("an aliasing kind") not in _ALIAS_KINDS:
+                    raise ValueReadError("Unexpected aliasing kind; expected must-alias or may-alias", kind_at)
+            r.punct(")")
+        except ValueReadError as exc:
+            if exc.message.startswith("Unexpected"):
+                raise
+            raise ValueReadError(f"{what}: {exc.message}", max(exc.offset, at)) from None
+        if parameters and number < 0:
+            raise ValueReadError("a parameter number must not be negative", number_at)
+        if r.eat("}"):
+            return
+        r.punct(",")
+        if r.eat("}"):
+            return
+
+
+def _shape_index(r: _Reader) -> None:
+    """``{0, 1}``: integers between commas, a comma allowed after the last (XLA's ParseShapeIndex)."""
+    r.punct("{")
+    while not r.eat("}"):
+        r.integer()
+        if not r.eat(","):
+            r.punct("}")
+            return
+
+
 def _enum(r: _Reader, name: str | None) -> str:
     start = r.at()
     word = r.word("a word")
@@ -443,7 +553,14 @@ def read(kind: str, text: str, name: str | None = None) -> object:
     if fast is not None:
         m = fast[0].fullmatch(text)
         if m is not None:
-            return fast[1](m)
+            got = fast[1](m)
+            if got is not _SLOW:
+                return got
+    if kind == Kind.ALIASING:
+        r = _Reader(text)
+        _read_aliasing(r, parameters=name == "input_output_alias")
+        r.done()
+        return ""
     if kind == Kind.ENUM:
         m = _WORD_RE.fullmatch(text)
         allowed = ENUM_VALUES.get(name or "")
@@ -465,7 +582,12 @@ def read(kind: str, text: str, name: str | None = None) -> object:
         if pattern.fullmatch(body) is None:
             raise ValueReadError(f"malformed {kind} '{body}'", 0)
         return body
-    if kind in _BRACED_KINDS or kind == Kind.METADATA:
+    if kind == Kind.METADATA:
+        r = _Reader(text)
+        _read_metadata(r)
+        r.done()
+        return ""
+    if kind in _BRACED_KINDS:
         return _braced_raw(text, strings=kind == Kind.STRING_OR_DICT)
     if kind == Kind.FRONTEND_ATTRIBUTES:
         return _frontend_attributes_raw(text)
@@ -612,10 +734,22 @@ def _ints(text: str) -> list[int]:
 
 _ESCAPED_STRING_RE = lazy_pattern(_W + r'"((?:[^"\\]|\\.)*)"' + _W, re.S)
 _WORD_RE = lazy_pattern(_W + r"(" + lexicon.IDENTIFIER + r")" + _W)
-# metadata={op_type="..." op_name="..." source_line=1}: name=value items, commas optional
-_METADATA_RE = lazy_pattern(
-    r"[ \t]*\{[ \t\r\n]*(?:" + lexicon.IDENTIFIER + r'=(?:"(?:[^"\\]|\\.)*"|-?\d+|\{[^{}]*\}|'
-    + lexicon.IDENTIFIER + r")[ \t\r\n]*,?[ \t\r\n]*)*\}[ \t]*", re.S)
+#: metadata={op_type="..." source_line=1}: the keys XLA's parser takes, with their values' kinds
+_METADATA_KEYS: Final = {
+    **dict.fromkeys(("op_type", "op_name", "source_file", "deduplicated_name", "scheduling_name",
+                     "metadata_payload"), "string"),
+    **dict.fromkeys(("source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"),
+                    "int32"),
+    "profile_type": "int list",
+}
+# the plain spelling: string keys with "..." values, int32 keys with at most 9 digits, separated by
+# blanks or one comma; a key that seems to repeat (perhaps inside a string) is read token by token
+_METADATA_ITEM = (r'(?:(?:op_type|op_name|source_file|deduplicated_name|scheduling_name|metadata_payload)'
+                  r'="(?:[^"\\\n]|\\.)*"|(?:source_line|source_end_line|source_column|source_end_column'
+                  r'|stack_frame_id)=-?\d{1,9}(?![\w.\-]))')
+_METADATA_RE = lazy_pattern(r"[ \t]*\{[ \t]*(?:" + _METADATA_ITEM + r"(?:[ \t]*,?[ \t]*" + _METADATA_ITEM
+                            + r")*)?[ \t]*\}[ \t]*")
+_METADATA_KEY_RE = lazy_pattern(r"([a-z_]+)=")
 _FRONTEND_RE = lazy_pattern(
     r"[ \t]*\{(?:" + lexicon.IDENTIFIER + r'="(?:[^"\\]|\\.)*"(?:,[ \t]*' + lexicon.IDENTIFIER
     + r'="(?:[^"\\]|\\.)*")*)?\}[ \t]*', re.S)
@@ -644,7 +778,7 @@ _FAST: Final = {
     Kind.INT: (_INT_RE, lambda m: int(m.group(1))),
     Kind.STRING_OR_DICT: (_ESCAPED_STRING_RE, lambda m: escapes.c_unescape(m.group(1))),
     Kind.WORD: (_WORD_RE, _enum_fast),
-    Kind.METADATA: (_METADATA_RE, lambda m: ""),
+    Kind.METADATA: (_METADATA_RE, lambda m: _metadata_fast(m.group())),
     Kind.FRONTEND_ATTRIBUTES: (_FRONTEND_RE, lambda m: ""),
     Kind.WINDOW: (_WINDOW_RE, lambda m: ""),
     Kind.BOOL: (_BOOL_RE, lambda m: m.group(1) == "true"),

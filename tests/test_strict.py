@@ -19,6 +19,10 @@ ADD = """add {
 """
 
 
+#: an ENTRY body of one instruction, for cases about what stands around it
+ONE_PARAMETER = "  ROOT p = f32[] parameter(0)\n"
+
+
 def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> str:
     """A module whose ENTRY holds ``body`` (one instruction per line, indented by the caller)."""
     return f"{head}{before}\nENTRY e {{\n{body}}}\n"
@@ -134,7 +138,7 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "  ROOT r = f32[] negate(a)\n}\n\nENTRY e {\n  p = f32[] parameter(0)\n"
      "  s = ((f32[]), f32[], s32[]) async-start(p), calls=c\n  ROOT d = f32[] async-done(s), calls=add\n}\n",
      17, 39, "Expect async_wrapped_computation to be c, but got add"),
-    ("header attribute XLA does not know", module("  ROOT p = f32[] parameter(0)\n", head="HloModule m, foo=1\n\n"),
+    ("header attribute XLA does not know", module(ONE_PARAMETER, head="HloModule m, foo=1\n\n"),
      1, 14, 'unexpected attribute "foo" in the module header'),
     ("unknown element type in entry_computation_layout", module(
         "  ROOT p = f32[] parameter(0)\n", head="HloModule m, entry_computation_layout={(f33[])->f32[]}\n\n"),
@@ -145,12 +149,83 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={\n"
         "     {0,1}}, to_apply=add, foo=1\n"), 12, 28, 'unexpected attribute "foo" for all-reduce'),
     ("dimension that is not a size", module("  p = f32[=4] parameter(0)\n  ROOT r = f32[4] negate(p)\n"),
-     10, 7, "malformed shape 'f32[=4]'"),
+     10, 11, "malformed shape 'f32[=4]': expects integer"),
     ("comment that does not end in the header", module(
         "  ROOT p = f32[] parameter(0)\n", head="HloModule jit_/*_lambda, num_partitions=1\n\n"),
      1, 15, "unterminated comment"),
     ("fusion kind", module("  p = f32[] parameter(0)\n  ROOT r = f32[] fusion(p, p), kind=kFast, calls=add\n"),
      11, 37, "'kFast' is not a value of kind"),
+    # shapes, as XLA's parser reads them wherever they are written
+    ("empty dimension", module("  p = f32[,4] parameter(0)\n  ROOT r = f32[4] negate(p)\n"), 10, 11,
+     "malformed shape 'f32[,4]': expects integer"),
+    ("layout with fewer entries than dimensions", module("  ROOT p = f32[4,2]{0} parameter(0)\n"), 10, 20,
+     "Dimensions size is 2, but minor to major size is 1."),
+    ("layout with a trailing comma", module("  ROOT p = f32[4]{0,} parameter(0)\n"), 10, 21, "expects integer"),
+    ("empty braces after a shape", module("  ROOT p = f32[4]{} parameter(0)\n"), 10, 18,
+     "unexpected '{' after the shape"),
+    ("operand shape with an empty dimension", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(f32[4,] p)\n"),
+     11, 32, "malformed shape: expects integer"),
+    ("tuple shape with a trailing comma", module("  ROOT p = (f32[],) parameter(0)\n"), 10, 19,
+     "expected primitive type, saw ')'"),
+    ("entry layout with an empty dimension", module(ONE_PARAMETER, head="HloModule m, entry_computation_layout={(f32[4,])->f32[]}\n\n"),
+     1, 47, "error parsing attribute entry_computation_layout: expects integer"),
+    # names: XLA's lexer reads keywords and element types as other tokens
+    ("instruction named ROOT", module("  p = f32[] parameter(0)\n  ROOT = f32[] negate(p)\n"), 11, 3,
+     "expects name ('ROOT' is a keyword"),
+    ("instruction named by an element type", module("  f32 = f32[] parameter(0)\n  ROOT r = f32[] negate(f32)\n"),
+     10, 3, "illegal instruction name: f32"),
+    ("ENTRY without a name", "HloModule m\n\nENTRY (p: f32[]) -> f32[] {\n  ROOT p = f32[] parameter(0)\n}\n", 3, 7,
+     "expects the computation's name"),
+    ("module without a name", module(ONE_PARAMETER, head="HloModule\n\n"), 1, 10,
+     "expected a module name after 'HloModule'"),
+    # signatures
+    ("signature parameter with a blank before ':'", "HloModule m\n\nENTRY e (p : f32[]) -> f32[] {\n"
+     "  ROOT p = f32[] parameter(0)\n}\n", 3, 12, "the ':' must follow the parameter name at once"),
+    ("signature parameter with '%' and ':'", "HloModule m\n\nENTRY e (%p: f32[]) -> f32[] {\n"
+     "  ROOT p = f32[] parameter(0)\n}\n", 3, 12, "a ':' follows only a bare name"),
+    ("signature result shape not the root's", "HloModule m\n\nENTRY e (p: f32[4]) -> s32[4] {\n"
+     "  p = f32[4]{0} parameter(0)\n  ROOT r = f32[4]{0} negate(p)\n}\n", 3, 24,
+     "Shape of computation e, s32[4], is not compatible with that of its root instruction r, f32[4]{0}"),
+    ("signature without '->'", "HloModule m\n\nENTRY e (p: f32[]) f32[] {\n  ROOT p = f32[] parameter(0)\n}\n",
+     3, 20, "expects '->'"),
+    ("signature parameter type that is not an element type", "HloModule m\n\nENTRY e (p: f321[]) -> f32[] {\n"
+     "  ROOT p = f32[] parameter(0)\n}\n", 3, 13, "expected primitive type, saw 'f321'"),
+    ("module without a header starting with a signature", "%c (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}"
+     "\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n", 1, 1,
+     "a module without an 'HloModule' line starts with ENTRY"),
+    # the module header's attributes
+    ("header attribute with a blank before '='", module(ONE_PARAMETER, head="HloModule m, is_scheduled =true\n\n"), 1, 14,
+     "expects attribute name"),
+    ("header attribute without a comma", module(ONE_PARAMETER, head="HloModule m is_scheduled=true\n\n"), 1, 13,
+     "expects ',' before a module attribute"),
+    # metadata, read with XLA's keys and kinds
+    ("metadata key with a blank before '='", module('  ROOT p = f32[] parameter(0), metadata={op_type ="a"}\n'),
+     10, 42, "expects attribute name"),
+    ("metadata key XLA does not know", module("  ROOT p = f32[] parameter(0), metadata={foo=1}\n"), 10, 42,
+     'unexpected attribute "foo"'),
+    ("metadata value of the wrong kind", module('  ROOT p = f32[] parameter(0), metadata={source_line="3"}\n'),
+     10, 54, "expected an integer"),
+    ("metadata key given twice", module('  ROOT p = f32[] parameter(0), metadata={op_name="a" op_name="b"}\n'),
+     10, 54, "attribute op_name already exists"),
+    # the stack frame tables
+    ("stack frame entry key not glued to its '='", module(ONE_PARAMETER, head=(
+        'HloModule m\n\nFileNames\n1 "a.py"\nFunctionNames\n1 "f"\nFileLocations\n'
+        "1 {file_name_id =1 function_name_id=1 line=4 end_line=4 column=1 end_column=2}\nStackFrames\n"
+        "1 {file_location_id=1 parent_frame_id=0}\n\n")), 8, 4, "expects attribute name"),
+    ("stack frame entry without a key", module(ONE_PARAMETER, head=(
+        'HloModule m\n\nFileNames\n1 "a.py"\nFunctionNames\n1 "f"\nFileLocations\n'
+        "1 {file_name_id=1 function_name_id=1 line=4 end_line=4 column=1 end_column=2}\nStackFrames\n"
+        "1 {file_location_id=1}\n\n")), 10, 3, "sub-attribute parent_frame_id is expected but not seen"),
+    ("after-all root against a signature", "HloModule m\n\nENTRY e (p: f32[]) -> f32[] {\n  p = f32[] parameter(0)\n"
+     "  ROOT t = f32[] after-all()\n}\n", 3, 23, "root instruction t, token[]"),
+    # aliasing, read as XLA's parser reads it
+    ("input_output_alias item without its parentheses", module(ONE_PARAMETER, head="HloModule m, "
+     "input_output_alias={ {}: 0 }\n\n"), 1, 39, "Expected format: <output_shape_index>: (<input_param>"),
+    ("input_output_alias kind XLA does not know", module(ONE_PARAMETER, head="HloModule m, "
+     "input_output_alias={ {}: (0, {}, bad-alias) }\n\n"), 1, 47, "Unexpected aliasing kind"),
+    ("output_to_operand_aliasing with a kind", module(
+        '  p = f32[] parameter(0)\n  ROOT r = (f32[]) custom-call(p), custom_call_target="x", '
+        "output_to_operand_aliasing={{0}: (0, {}, must-alias)}\n"), 11, 99, "Expected format"),
 ]
 
 
@@ -224,6 +299,32 @@ ACCEPTED: list[tuple[str, str]] = [
     ("sharding and frontend attributes", module(
         '  p = f32[4] parameter(0), sharding={devices=[2]0,1}, frontend_attributes={_xla="a",b="{}"}\n'
         "  ROOT r = f32[4] copy(p), sharding={replicated}, backend_config={\"k\": [1, {\"x\": 2}]}\n")),
+    ("shapes in the spellings XLA reads", module(
+        "  a = f32[4,2]{0,1:T(2,1)} parameter(0)\n  b = f32 [ 4 ] /* c */ { 0 } parameter(1)\n"
+        "  c = (f32[], (s32[2]{0}, pred[])) parameter(2)\n  d = f32[4]{0:} parameter(3)\n  e = f32[<=4,?] parameter(4)\n"
+        "  f = f32[4,\n    2]{1,\n    0} parameter(5)\n  ROOT t = () tuple()\n")),
+    ("signature names as XLA's lexer reads them", "HloModule m\n\nENTRY e (p:f32[], q f32[], true: f32[]) -> f32[] {\n"
+     "  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT t = f32[] parameter(2)\n}\n"),
+    ("metadata with every key", module(
+        '  ROOT p = f32[] parameter(0), metadata={,op_type="a", op_name="b"source_file=\'f\' source_line=-1 '
+        "source_end_line=2\n    source_column=3 /* c */ source_end_column=4 profile_type={1,2} deduplicated_name=\"d\" "
+        'scheduling_name="s" metadata_payload="x"}\n')),
+    ("whole module on one line after header attributes", "HloModule m, replica_count=2 add { a = f32[] parameter(0) "
+     "b = f32[] parameter(1) ROOT c = f32[] add(a, b) } ENTRY e { p = f32[4] parameter(0) ROOT r = f32[4] "
+     "all-reduce(p), to_apply=add }\n"),
+    ("header values after comments and line breaks", module(
+        "  ROOT p = f32[] parameter(0)\n",
+        head="HloModule m, num_partitions=\n  2, entry_computation_layout=/* c */{(f32[])->f32[]}\n\n")),
+    ("shapes compatible but for layouts and dynamic bounds", "HloModule m\n\nENTRY e (p: f32[4]) -> f32[<=4]{0} {\n"
+     "  p = f32[4]{0} parameter(0)\n  ROOT r = f32[4]{0} negate(f32[?] p)\n}\n"),
+    ("stack frame tables", module(ONE_PARAMETER, head=(
+        'HloModule m\n\nFileNames\n1 "a.py"\n2 "b.py"\nFunctionNames\n1 "f"\nFileLocations\n'
+        "1 {file_name_id=1, function_name_id=1, end_line=4 line=4 column=1 end_column=2}\nStackFrames\n"
+        "1 {file_location_id=1 parent_frame_id=0}\n2 {parent_frame_id=1 file_location_id=1}\n\n"))),
+    ("aliasing in the spellings XLA reads", module(
+        '  p = f32[] parameter(0)\n  ROOT r = (f32[]) custom-call(p), custom_call_target="x", '
+        "output_to_operand_aliasing={ /* c */ {0,}: (0, {}), }\n",
+        head="HloModule m, input_output_alias={{}:(0,{},may-alias),}\n\n")),
 ]
 
 
