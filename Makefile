@@ -54,6 +54,7 @@ bench: $(VENV)/.stamp-test
 fuzz: $(VENV)/.stamp-test
 	$(BIN)/python tests/fuzz_corpus.py --count 100000
 	$(BIN)/python tests/fuzz_corpus.py --tokens --xla --count 20000
+	$(BIN)/python tests/fuzz_corpus.py --tokens --xla --strict --count 5000
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -362,9 +362,13 @@ def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = Non
 
 #: how our reading of a module compares with XLA's parser (``--xla``)
 XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abort", "xla-abort-ours-accept",
-             "xla-only", "misread")
-#: the disagreements that are failures: XLA reads a module we reject, or both read it differently
-XLA_FAILURES = ("xla-only", "misread")
+             "xla-only", "misread", "strict-only")
+#: the disagreements that are failures: XLA reads a module we reject, or both read it differently;
+#: with ``--strict`` also strict mode reading a module XLA rejects ("strict-only")
+XLA_FAILURES = ("xla-only", "misread", "strict-only")
+#: the one attribute strict mode accepts by decision although XLA rejects it (docs/decisions.md):
+#: XLA is asked about the text without it
+_UNSPECIFIED_API = re.compile(r",\s*api_version=API_VERSION_UNSPECIFIED")
 #: our messages for modules XLA's parser accepts only through a flaw of its own (docs/decisions.md)
 XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element type",
                     "operand has a shape but no name")
@@ -447,13 +451,16 @@ class XlaReader:
             self.process = None
 
 
-def compare_with_xla(text: str, xla_reader: XlaReader | None = None) -> tuple[str, str]:
-    """(kind, detail): how our reading of ``text`` compares with XLA's parser's."""
+def compare_with_xla(text: str, xla_reader: XlaReader | None = None, *, strict: bool = False) -> tuple[str, str]:
+    """(kind, detail): how our reading of ``text`` compares with XLA's parser's (``strict``:
+    ours in strict mode, where accepting what XLA rejects is a failure too)."""
     try:
-        ours = our_skeleton(parse_module(text, "fuzz.hlo"))
+        ours = our_skeleton(parse_module(text, "fuzz.hlo", strict=strict))
         ours_error = None
     except HloError as exc:
         ours, ours_error = None, exc
+    if strict:
+        text = _UNSPECIFIED_API.sub("", text)
     if xla_reader is None:
         xla = xla_skeleton(text)
     else:
@@ -468,7 +475,7 @@ def compare_with_xla(text: str, xla_reader: XlaReader | None = None) -> tuple[st
             return "xla-bug", ours_error.message
         return "xla-only", ours_error.render()
     if xla is None:
-        return "ours-only", ""
+        return ("strict-only", "strict mode reads a module XLA rejects") if strict else ("ours-only", "")
     names = [i[0] for instrs, _ in ours.values() for i in instrs]
     if len(names) != len(set(names)):
         return "renamed", ""  # XLA renames names repeated across computations
@@ -483,7 +490,7 @@ def compare_with_xla(text: str, xla_reader: XlaReader | None = None) -> tuple[st
 
 def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, max_size: int,
          save: Path | None, quiet: bool, *, tokens: bool = False, xla: bool = False,
-         xla_counts: Counter | None = None) -> tuple[Counter, int, float]:
+         xla_counts: Counter | None = None, strict: bool = False) -> tuple[Counter, int, float]:
     files = seed_files(max_size)
     if not files:
         raise SystemExit("no input modules found")
@@ -503,7 +510,7 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
         outcome = check_one(data, path.name, all_computations=all_comps, time_limit=time_limit)
         if xla and xla_counts is not None and outcome.kind in ("accepted", "rejected"):
             text = data.decode("utf-8", errors="replace")
-            kind, detail = compare_with_xla(text, xla_reader)
+            kind, detail = compare_with_xla(text, xla_reader, strict=strict)
             xla_counts[kind] += 1
             xla_counts[f"{kind} by {'+'.join(sorted(set(names)))}"] += 1
             if kind in XLA_FAILURES:
@@ -551,6 +558,8 @@ def main(argv: list[str] | None = None) -> int:
                              "token, misspell an opcode, lone CR line ends) instead of byte-level ones")
     parser.add_argument("--xla", action="store_true",
                         help="also read every input with XLA's parser (jaxlib) and report every disagreement by kind")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --xla, read in strict mode, where reading a module XLA rejects is a failure too")
     args = parser.parse_args(argv)
     if args.xla:
         try:
@@ -560,7 +569,8 @@ def main(argv: list[str] | None = None) -> int:
             args.xla = False
     xla_counts: Counter = Counter()
     counts, done, seconds = fuzz(args.count, args.seed, args.time_limit, args.max_seconds, args.max_size,
-                                 args.save, args.quiet, tokens=args.tokens, xla=args.xla, xla_counts=xla_counts)
+                                 args.save, args.quiet, tokens=args.tokens, xla=args.xla, xla_counts=xla_counts,
+                                 strict=args.strict)
     print(f"{done} inputs in {seconds:.1f} s ({done / max(seconds, 1e-9):.0f}/s), seed {args.seed}: "
           + ", ".join(f"{k} {counts[k]}" for k in KINDS))
     if args.xla:

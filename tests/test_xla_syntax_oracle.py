@@ -45,3 +45,12 @@ def test_a_short_token_fuzz_run_agrees_with_xla(tmp_path):
     assert not any(counts[k] for k in fuzz_corpus.FAILURES)
     assert not any(xla_counts[k] for k in fuzz_corpus.XLA_FAILURES), [p.name for p in tmp_path.iterdir()]
     assert xla_counts["same"] >= 20
+
+
+def test_a_short_token_fuzz_run_in_strict_mode_agrees_with_xla(tmp_path):
+    xla_counts: dict = __import__("collections").Counter()
+    counts, done, _ = fuzz_corpus.fuzz(120, 5, 30.0, None, 20_000, tmp_path, True, tokens=True, xla=True,
+                                       xla_counts=xla_counts, strict=True)
+    assert not any(counts[k] for k in fuzz_corpus.FAILURES)
+    assert not any(xla_counts[k] for k in fuzz_corpus.XLA_FAILURES), [p.name for p in tmp_path.iterdir()]
+    assert xla_counts["same"] >= 20 and xla_counts["both-reject"] >= 20
