@@ -29,7 +29,8 @@ __all__ = ["check_literal", "split_shape_prefix"]
 
 _SEP: Final = r"[ \t\r\n,]*+"
 _INT_TOKEN: Final = r"-?\d+(?![\d.eE])"
-_FLOAT_NUM: Final = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# XLA's lexer starts a number at a digit or '-': "-.5" is a number, ".5" is not
+_FLOAT_NUM: Final = r"(?:-?\d+\.?\d*|-\.\d+)(?:[eE][-+]?\d+)?"
 _FLOAT_TOKEN: Final = r"(?:" + _FLOAT_NUM + r"|-?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?)(?![\w.])"
 _PRED_TOKEN: Final = r"(?:true|false|-?\d+)(?![\w.])"
 _COMPLEX_TOKEN: Final = (r"\([ \t\r\n]*" + _FLOAT_TOKEN + r"[ \t\r\n]*,[ \t\r\n]*" + _FLOAT_TOKEN

@@ -371,7 +371,10 @@ XLA_FAILURES = ("xla-only", "misread", "strict-only")
 _UNSPECIFIED_API = re.compile(r",\s*api_version=API_VERSION_UNSPECIFIED")
 #: our messages for modules XLA's parser accepts only through a flaw of its own (docs/decisions.md)
 XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element type",
-                    "operand has a shape but no name")
+                    "operand has a shape but no name",
+                    # strict mode: a scalar for an array literal, and 64-bit integers as written
+                    "expects a nested array of rank", "is out of range for literal's primitive type U64",
+                    "is out of range for literal's primitive type S64")
 _XLA_HEADER = re.compile(r"(?:ENTRY )?%?(\S+) .*\{$")
 _XLA_ROOT = re.compile(r"\s+ROOT %?(\S+) = ")
 

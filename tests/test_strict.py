@@ -207,6 +207,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      10, 54, "expected an integer"),
     ("metadata key given twice", module('  ROOT p = f32[] parameter(0), metadata={op_name="a" op_name="b"}\n'),
      10, 54, "attribute op_name already exists"),
+    ("float element starting with '.'", module("  ROOT c = f32[3] constant({1, .5, 2})\n"), 10, 32,
+     "expects floating point value for primitive type F32, found '.5'"),
     # the stack frame tables
     ("stack frame entry key not glued to its '='", module(ONE_PARAMETER, head=(
         'HloModule m\n\nFileNames\n1 "a.py"\nFunctionNames\n1 "f"\nFileLocations\n'
@@ -317,6 +319,7 @@ ACCEPTED: list[tuple[str, str]] = [
         head="HloModule m, num_partitions=\n  2, entry_computation_layout=/* c */{(f32[])->f32[]}\n\n")),
     ("shapes compatible but for layouts and dynamic bounds", "HloModule m\n\nENTRY e (p: f32[4]) -> f32[<=4]{0} {\n"
      "  p = f32[4]{0} parameter(0)\n  ROOT r = f32[4]{0} negate(f32[?] p)\n}\n"),
+    ("float elements in the spellings XLA's lexer reads", module("  ROOT c = f32[4] constant({-.5, 5., 5.e3, 1E+3})\n")),
     ("stack frame tables", module(ONE_PARAMETER, head=(
         'HloModule m\n\nFileNames\n1 "a.py"\n2 "b.py"\nFunctionNames\n1 "f"\nFileLocations\n'
         "1 {file_name_id=1, function_name_id=1, end_line=4 line=4 column=1 end_column=2}\nStackFrames\n"
