@@ -154,6 +154,17 @@ READS: dict[str, tuple[str, dict]] = {
         {"e": ([("p", "parameter", []), ("q", "custom-call", ["p"]), ("n", "negate", ["q"]),
                 ("s", "custom-call", ["n"]), ("t", "negate", ["s"]), ("r", "negate", ["t"])], "r")},
     ),
+    "iota_groups_with_their_tokens_apart": (
+        "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n\n"
+        "ENTRY e {\n  p = f32[8] parameter(0)\n"
+        "  q = f32[8] all-reduce(p), replica_groups=[2,4]<=[4,2]\n\n    T(1,0), to_apply=add\n"
+        "  r = f32[8] all-reduce(q), replica_groups=[2,4] /* c */ <=\n    [8], to_apply=add\n"
+        "  ROOT s = f32[8] all-reduce(r), to_apply=add, replica_groups=[4,2]<=[2,4]/* c */T\n    (1,0)\n"
+        "  T = f32[] parameter(1)\n}\n",
+        {"add": ([("a", "parameter", []), ("b", "parameter", []), ("c", "add", ["a", "b"])], "c"),
+         "e": ([("p", "parameter", []), ("q", "all-reduce", ["p"]), ("r", "all-reduce", ["q"]),
+                ("s", "all-reduce", ["r"]), ("T", "parameter", [])], "s")},
+    ),
     "module_name_with_a_colon_then_comments": (
         "HloModule m: /* the name token may end in ':' */, is_scheduled=false\nENTRY e {\n"
         "  ROOT p = f32[] parameter(0)\n}\n",

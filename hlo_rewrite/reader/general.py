@@ -179,16 +179,35 @@ class TokenReader:
         if text.startswith('"', pos):
             return self.string_end(pos)
         i = pos + text.startswith("%", pos)
-        while i < self.n:
-            ch = text[i]
-            if ch in "([":
-                i = self.group_end(i)
-            else:
-                m = _ATOM.match(text, i)
-                if m is None:
-                    break
-                i = m.end()
-        return i
+        while True:
+            while i < self.n:
+                ch = text[i]
+                if ch in "([":
+                    i = self.group_end(i)
+                else:
+                    m = _ATOM.match(text, i)
+                    if m is None:
+                        break
+                    i = m.end()
+            # an iota list's tokens may stand apart (``[2,4] <= [4,2]`` and ``T(1,0)`` after a line
+            # break or a comment): XLA's lexer skips what is between them, and none of '<=', '['
+            # or 'T(' can start what follows a value
+            j = self.skip(i)
+            if j == i or j >= self.n or not self._iota_goes_on(pos, i, j):
+                return i
+            i = j
+
+    def _iota_goes_on(self, pos: int, i: int, j: int) -> bool:
+        """Whether the value read from ``pos`` to ``i`` goes on at ``j`` as an iota list does."""
+        text = self.text
+        before = text[i - 1]
+        if before == "]":
+            if text.startswith("<=", j):
+                return True
+            return "<=" in text[pos:i] and text.startswith("T", j) and text.startswith("(", self.skip(j + 1))
+        if text.startswith("<=", i - 2):
+            return text.startswith("[", j)
+        return before == "T" and text.startswith("(", j) and "<=" in text[pos:i]
 
     # ------------------------------------------------------------------ module
     def run(self) -> Module:
