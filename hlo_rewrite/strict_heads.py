@@ -57,12 +57,13 @@ def head_problems(module: Module, attrs: Sequence[tuple[str, int, str, int]],
     first = comps[0].source_span[0] if comps and comps[0].source_span is not None else len(source)
     first = skip_trivia(source, first)
     yield from _module_line(source, first, attrs)
+    seen: set[str] = set()  # plain shapes checked already: a module repeats them in its signatures
     for k, comp in enumerate(comps):
         if comp.source_span is None:
             continue
         start = skip_trivia(source, comp.source_span[0])
         end = start + len(comp.head.lstrip()) if comp.head else comp.source_span[1]
-        found = yield from _computation_head(source, start, end,
+        found = yield from _computation_head(source, start, end, seen,
                                              headerless_first=k == 0 and not _has_module_line(source))
         if found is not None and results is not None:
             results[comp.name] = found
@@ -117,6 +118,8 @@ _TABLES: dict[str, dict[str, str] | None] = {
     "StackFrames": dict.fromkeys(("file_location_id", "parent_frame_id"), "int"),
 }
 _ENTRY_NUMBER = re.compile(r"-?[0-9]+")
+# a plain array shape as XLA prints it (checked once, then known by its text)
+_PLAIN_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?")
 
 
 def _stack_tables(source: str, pos: int, first: int) -> Iterator[tuple[int, str]]:
@@ -152,7 +155,7 @@ def _stack_tables(source: str, pos: int, first: int) -> Iterator[tuple[int, str]
         yield pos, "expects a computation after the stack frame tables"
 
 
-def _computation_head(source: str, start: int, end: int, *,
+def _computation_head(source: str, start: int, end: int, seen: set[str], *,
                       headerless_first: bool) -> Generator[tuple[int, str], None, tuple[int, str] | None]:
     """The problems of one computation header; returns where its result shape is written and
     its text, when it has a signature without problems."""
@@ -175,7 +178,7 @@ def _computation_head(source: str, start: int, end: int, *,
     pos = skip_trivia(source, pos + 1)
     if not source.startswith(")", pos):
         while True:
-            pos, problem = _parameter(source, pos, end)
+            pos, problem = _parameter(source, pos, end, seen)
             if problem is not None:
                 yield pos, problem
                 return None
@@ -191,7 +194,7 @@ def _computation_head(source: str, start: int, end: int, *,
         yield pos, "expects '->' and the result shape after the parameter list"
         return None
     shape_at = skip_trivia(source, pos + 2, end)
-    got = shape_end(source, shape_at, end)
+    got = _shape_end(source, shape_at, end, seen)
     if isinstance(got, tuple):
         yield got[0], f"malformed result shape: {got[1]}"
         return None
@@ -202,7 +205,7 @@ def _computation_head(source: str, start: int, end: int, *,
     return shape_at, source[shape_at:got]
 
 
-def _parameter(source: str, pos: int, end: int) -> tuple[int, str | None]:
+def _parameter(source: str, pos: int, end: int, seen: set[str]) -> tuple[int, str | None]:
     """One ``name: shape`` of a signature: the offset after it (blanks skipped) and None, or
     (where, why) XLA's parser refuses it."""
     if source.startswith("%", pos):
@@ -227,7 +230,18 @@ def _parameter(source: str, pos: int, end: int) -> tuple[int, str | None]:
             if source.startswith(":", after):
                 return after, "expects a shape: the ':' must follow the parameter name at once ('p: f32[]')"
             pos = after
-    got = shape_end(source, pos, end)
+    got = _shape_end(source, pos, end, seen)
     if isinstance(got, tuple):
         return got[0], f"malformed parameter shape: {got[1]}"
     return skip_trivia(source, got, end), None
+
+
+def _shape_end(source: str, pos: int, end: int, seen: set[str]) -> int | tuple[int, str]:
+    """:func:`~hlo_rewrite.shapes.shape_end`, spared for a plain array shape in ``seen``."""
+    m = _PLAIN_SHAPE.match(source, pos, end)
+    if m is not None and m.group() in seen:
+        return m.end()
+    got = shape_end(source, pos, end)
+    if m is not None and got == m.end():
+        seen.add(m.group())
+    return got
