@@ -368,7 +368,7 @@ XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abor
 XLA_FAILURES = ("xla-only", "misread", "strict-only")
 #: the one attribute strict mode accepts by decision although XLA rejects it (docs/decisions.md):
 #: XLA is asked about the text without it
-_UNSPECIFIED_API = re.compile(r",\s*api_version=API_VERSION_UNSPECIFIED")
+_UNSPECIFIED_API = re.compile(r",(?:\s|/\*.*?\*/)*api_version=(?:\s|/\*.*?\*/)*API_VERSION_UNSPECIFIED", re.S)
 #: our messages for modules XLA's parser accepts only through a flaw of its own (docs/decisions.md)
 XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element type",
                     "operand has a shape but no name",
