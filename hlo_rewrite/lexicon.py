@@ -36,6 +36,7 @@ __all__ = [
     "IDENTIFIER_RE",
     "INTEGRAL_TYPES",
     "KEYWORDS",
+    "nan_payload_bits",
     "NAME",
     "NAME_RE",
     "SIGNED_TYPES",
@@ -163,6 +164,15 @@ def integer_range(element_type: str) -> tuple[int, int]:
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     bits = UNSIGNED_TYPES[element_type]
     return 0, (1 << bits) - 1
+
+
+def nan_payload_bits(element_type: str) -> int:
+    """How many bits a NaN payload (``nan(0x...)``) may use in a floating-point type: its
+    mantissa's, or 0 for the types whose NaN is one encoding (the ``fn``/``fnuz``/``fnu``
+    types), which take no payload."""
+    if element_type not in _FLOAT_MANTISSA or "fn" in element_type:
+        return 0
+    return _FLOAT_MANTISSA[element_type]
 
 
 def float_max(element_type: str) -> tuple[float, float]:

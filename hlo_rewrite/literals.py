@@ -166,7 +166,28 @@ def _check_ints(element_type: str, row: str, at: int) -> None:
 _F64_BIG: Final = re.compile(r"(?<![\d.eE+\-])-?(?:\d{309,}\.?\d*(?:[eE][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)[eE]\+?\d{3,})")
 
 
+_NAN_PAYLOAD: Final = re.compile(r"nan\(0x([0-9a-fA-F]+)\)")
+
+
+def _check_nan_payloads(element_type: str, row: str, at: int) -> None:
+    """Each ``nan(0x...)`` payload is not zero and fits the type's mantissa (XLA's lexer and
+    literal builder refuse the others; a type with one NaN takes none)."""
+    bits = lexicon.nan_payload_bits(element_type)
+    for m in _NAN_PAYLOAD.finditer(row):
+        payload = int(m.group(1), 16)
+        if payload == 0:
+            raise ValueReadError("NaN payload out of range: 0", at + m.start())
+        if bits == 0:
+            raise ValueReadError(f"tries to set NaN payload 0x{payload:x}, but {element_type} does not support "
+                                 "payloads", at + m.start())
+        if payload >= 1 << bits:
+            raise ValueReadError(f"tries to set NaN payload 0x{payload:x}, out of range for {element_type} "
+                                 f"(0x{(1 << bits) - 1:x})", at + m.start())
+
+
 def _check_floats(element_type: str, row: str, at: int) -> None:
+    if "nan(" in row:
+        _check_nan_payloads(element_type, row, at)
     top, limit = lexicon.float_max(element_type)
     if element_type == "f64":  # a decimal beyond a double's range reads as inf: XLA refuses it
         for m in _F64_BIG.finditer(row):

@@ -76,6 +76,8 @@ class Kind:
     BRACED = "brace text"                # {...}, checked for balance only
     LITERAL = "literal"                  # shape then literal
     ALIASING = "aliasing"                # {{0}: (0, {})}
+    BUFFER_DONOR = "buffer donor"        # {(0, {}), (1, {0})}
+    RESULT_ACCURACY = "result accuracy"  # {mode=highest} or {tolerance={atol=0.5,rtol=0.1,ulps=2}}
 
 
 class AttrSpec(NamedTuple):
@@ -140,7 +142,7 @@ _DOT = [
     ("operand_precision", Kind.PRECISION_LIST, False),
 ]
 _BATCH_NORM = [("epsilon", Kind.FLOAT, True), ("feature_index", Kind.INT, True)]
-_ACCURACY = [("result_accuracy", Kind.BRACED, False)]
+_ACCURACY = [("result_accuracy", Kind.RESULT_ACCURACY, False)]
 
 _UNARY_WITH_ACCURACY = (
     "acos acosh asin asinh atanh exponential-minus-one log log-plus-one logistic sqrt cbrt rsqrt "
@@ -329,7 +331,7 @@ MODULE_ATTRS: Final = MappingProxyType({
     "replica_count": AttrSpec("replica_count", Kind.INT),
     "num_partitions": AttrSpec("num_partitions", Kind.INT),
     "input_output_alias": AttrSpec("input_output_alias", Kind.ALIASING),
-    "buffer_donor": AttrSpec("buffer_donor", Kind.BRACED),
+    "buffer_donor": AttrSpec("buffer_donor", Kind.BUFFER_DONOR),
     "origin_recovery_table": AttrSpec("origin_recovery_table", Kind.BRACED),
 })
 

@@ -194,6 +194,9 @@ def element_type_of(text: str) -> str:
 _WORD_AT = lazy_pattern(IDENTIFIER)
 _INT_AT = lazy_pattern(r"-?[0-9]+")
 # an item of a layout after its ':': T(8,128)(2,1), E(4), S(1), L(2), #(u32), *(u32), SC(0:512), ...
+# the dimension level types of a layout's D(...): dense, compressed, singleton or loose
+# compressed, each perhaps non-unique (+) and then unordered (~)
+_DIM_LEVELS = lazy_pattern(r"[DCSH]\+?~?(?:,[DCSH]\+?~?)*")
 _LAYOUT_ITEM_AT = lazy_pattern(r"(?:[A-Z]{1,2}|[#*])(?:\([^(){}]*\))+")
 
 
@@ -301,7 +304,16 @@ def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
             pos = skip_trivia(text, pos + 1, n)
     if text.startswith(":", pos, n):
         pos = skip_trivia(text, pos + 1, n)
+        sparse = False
         while (item := _LAYOUT_ITEM_AT.match(text, pos, n)) is not None:
+            word = item.group()
+            if word.startswith("D("):
+                levels = word[2:-1].replace(" ", "")
+                if levels and _DIM_LEVELS.fullmatch(levels) is None:
+                    return pos, "expected a DimLevelType abbreviation (D, C, or S)"
+                sparse = sparse or any(level[0] != "D" for level in levels.split(",") if level)
+            elif word.startswith("P(") and not sparse:
+                return pos, "Layout has physical shape, but is not for a sparse array"
             pos = skip_trivia(text, item.end(), n)
     if not text.startswith("}", pos, n):
         return pos, "expects layout to end with '}'"

@@ -152,6 +152,8 @@ class _Checker:
         self.values: dict[tuple[str, str], object] = {}
         #: shape texts whose syntax is checked already (a module repeats its shapes)
         self.spelled: set[str] = set()
+        #: the computation each async-start calls, and that start (XLA lets one async op call it)
+        self.async_calls: dict[str, str] = {}
 
     # ----------------------------------------------------------------- errors
     def error(self, instr: Instruction, text: str, offset: int, message: str) -> HloParseError:
@@ -623,10 +625,28 @@ class _Checker:
             at = next(a for k, a, _v, _vat in r.attrs if k == "to_apply")
             raise self.error(instr, r.text, at, "A single instruction can't have both to_apply and "
                              "called_computations")
+        if name == "custom-call" and "operand_layout_constraints" in attrs:
+            self._check_layout_constraints(instr, r, attrs["operand_layout_constraints"], local)  # type: ignore[arg-type]
         if name == "infeed" and shape is not None and not (shape.is_tuple and shape.tuple_shapes):
             raise self.error(instr, r.text, r.opcode_at, "infeed must have a non-empty tuple shape")
         if name in ("async-start", "async-update", "async-done"):
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
+
+    def _check_layout_constraints(self, instr: Instruction, r: _Instr, shapes: list[Shape],
+                                  local: dict[str, Instruction]) -> None:
+        """A custom-call's ``operand_layout_constraints``: one shape per operand, each
+        compatible with that operand's."""
+        at = next(vat for k, _a, _v, vat in r.attrs if k == "operand_layout_constraints")
+        if len(shapes) != len(r.names):
+            raise self.error(instr, r.text, at, f"Expected {len(r.names)} operand layout constraints, "
+                             f"{len(shapes)} given")
+        for k, (constraint, operand) in enumerate(zip(shapes, r.names, strict=True)):
+            producer = local.get(operand)
+            if producer is None or producer.shape is None:
+                continue
+            if not compatible(constraint, _shape_of(producer.shape)):
+                raise self.error(instr, r.text, at, f"Operand layout constraint shape {constraint.text()} for operand "
+                                 f"{k} is not compatible with operand shape {producer.shape}")
 
     def _check_async(self, instr: Instruction, r: _Instr, name: str, shape: Shape | None,
                      attrs: dict[str, object], local: dict[str, Instruction],
@@ -638,6 +658,13 @@ class _Checker:
                 at = r.shape_text[1] if r.shape_text else r.opcode_at
                 raise self.error(instr, r.text, at, "AsyncStart expects the op shape to be in the form of "
                                  "((async-operands), async-outputs, state).")
+            called = attrs.get("calls")
+            if isinstance(called, str):
+                if called in self.async_calls:
+                    at = next(vat for k, _a, _v, vat in r.attrs if k == "calls")
+                    raise self.error(instr, r.text, at, f"Computation {called} is called by more than one async op "
+                                     f"('{self.async_calls[called]}' calls it too).")
+                self.async_calls[called] = instr.name
             return
         producer = local.get(r.names[0]) if len(r.names) == 1 else None
         start_op = producer.opcode if producer is not None else ""

@@ -459,19 +459,13 @@ def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozense
     seen: set[str] = set()
     while not r.eat("}"):
         r.eat(",")
-        tok = r.peek()
-        after = r.toks[r.i + 1] if r.i + 1 < len(r.toks) else None
-        if (tok is None or tok[0] != "word" or tok[1].startswith("%") or after is None
-                or after[:2] != ("punct", "=") or after[2] != tok[2] + len(tok[1])):
-            raise ValueReadError("expects attribute name (a name glued to its '=')", r.at())
-        key, at = tok[1], tok[2]
+        key, at = _glued_key(r)
         kind = keys.get(key)
         if kind is None:
             raise ValueReadError(f'unexpected attribute "{key}". Allowed attributes: {", ".join(sorted(keys))}', at)
         if key in seen:
             raise ValueReadError(f"attribute {key} already exists", at)
         seen.add(key)
-        r.i += 2
         if kind == "string":
             _string(r)
         elif kind == "int list":
@@ -483,6 +477,18 @@ def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozense
                 raise ValueReadError("value out of range for int32_t", at)
     for key in sorted(required - seen):
         raise ValueReadError(f"sub-attribute {key} is expected but not seen", start)
+
+
+def _glued_key(r: _Reader) -> tuple[str, int]:
+    """The ``key`` of a ``key=`` XLA's lexer reads as one token (the ``=`` glued to it), and
+    where it is; the reader is left after the ``=``."""
+    tok = r.peek()
+    after = r.toks[r.i + 1] if r.i + 1 < len(r.toks) else None
+    if (tok is None or tok[0] != "word" or tok[1].startswith("%") or after is None
+            or after[:2] != ("punct", "=") or after[2] != tok[2] + len(tok[1])):
+        raise ValueReadError("expects attribute name (a name glued to its '=')", r.at())
+    r.i += 2
+    return tok[1], tok[2]
 
 
 _ALIAS_KINDS: Final = frozenset({"must-alias", "may-alias"})
@@ -526,6 +532,66 @@ def _read_aliasing(r: _Reader, *, parameters: bool) -> None:
             return
 
 
+def _read_buffer_donor(r: _Reader) -> None:
+    """``{ (0, {}), (1, {0}) }``: a parameter number (not negative) and its index in each item,
+    a comma allowed after the last."""
+    r.punct("{")
+    if r.eat("}"):
+        return
+    while True:
+        at = r.at()
+        try:
+            r.punct("(")
+            number_at = r.at()
+            number = r.integer()
+            r.punct(",")
+            _shape_index(r)
+            r.punct(")")
+        except ValueReadError as exc:
+            raise ValueReadError(f"Expected format: (<input_param>, <input_param_shape_index>): {exc.message}",
+                                 max(exc.offset, at)) from None
+        if number < 0:
+            raise ValueReadError("a parameter number must not be negative", number_at)
+        if r.eat("}"):
+            return
+        if not r.eat(","):
+            raise ValueReadError("Expects '}' at the end of buffer donor description", r.at())
+        if r.eat("}"):
+            return
+
+
+_ACCURACY_MODES: Final = frozenset({"default", "highest"})
+_TOLERANCE_KEYS: Final = frozenset({"atol", "rtol", "ulps"})
+
+
+def _read_result_accuracy(r: _Reader) -> None:
+    """``{mode=highest}`` (a mode in any case) or ``{tolerance={atol=0.5,rtol=0.1,ulps=2}}``
+    (numbers between commas): one of the two, keys glued to their ``=``."""
+    r.punct("{")
+    key, at = _glued_key(r)
+    if key == "mode":
+        word_at = r.at()
+        word = r.word("an accuracy mode")
+        if word.lower() not in _ACCURACY_MODES:
+            raise ValueReadError(f"expects ResultAccuracy type but sees: {word}", word_at)
+    elif key == "tolerance":
+        r.punct("{")
+        if not r.eat("}"):
+            while True:
+                part, part_at = _glued_key(r)
+                if part not in _TOLERANCE_KEYS:
+                    raise ValueReadError(f"invalid attribute name: {part}", part_at)
+                r.number()
+                if r.eat("}"):
+                    break
+                if not r.eat(","):
+                    raise ValueReadError("expects '}' at the end of result precision", r.at())
+    else:
+        raise ValueReadError(f"invalid attribute name: {key}", at)
+    if not r.eat("}"):
+        raise ValueReadError("expected '}' to end result_accuracy", r.at())
+
+
 def _shape_index(r: _Reader) -> None:
     """``{0, 1}``: integers between commas, a comma allowed after the last (XLA's ParseShapeIndex)."""
     r.punct("{")
@@ -534,6 +600,14 @@ def _shape_index(r: _Reader) -> None:
         if not r.eat(","):
             r.punct("}")
             return
+
+
+#: the kinds read token by token, each by one reader (``name``: the attribute's name)
+_TOKEN_READERS: Final = {
+    Kind.ALIASING: lambda r, name: _read_aliasing(r, parameters=name == "input_output_alias"),
+    Kind.BUFFER_DONOR: lambda r, name: _read_buffer_donor(r),
+    Kind.RESULT_ACCURACY: lambda r, name: _read_result_accuracy(r),
+}
 
 
 def _enum(r: _Reader, name: str | None) -> str:
@@ -556,9 +630,9 @@ def read(kind: str, text: str, name: str | None = None) -> object:
             got = fast[1](m)
             if got is not _SLOW:
                 return got
-    if kind == Kind.ALIASING:
+    if kind in _TOKEN_READERS:
         r = _Reader(text)
-        _read_aliasing(r, parameters=name == "input_output_alias")
+        _TOKEN_READERS[kind](r, name)
         r.done()
         return ""
     if kind == Kind.ENUM:
@@ -667,9 +741,12 @@ def _strip_trivia(text: str) -> str:
 
 
 def _read_shapes(kind: str, text: str) -> object:
-    from .shapes import parse_shape
+    from .shapes import parse_shape, shape_syntax_error
 
     def one(piece: str, at: int) -> object:
+        problem = shape_syntax_error(piece)
+        if problem is not None:
+            raise ValueReadError(f"malformed shape: {problem[1]}", at)
         try:
             return parse_shape(_strip_trivia(piece))
         except HloError as exc:

@@ -209,6 +209,32 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      10, 54, "attribute op_name already exists"),
     ("float element starting with '.'", module("  ROOT c = f32[3] constant({1, .5, 2})\n"), 10, 32,
      "expects floating point value for primitive type F32, found '.5'"),
+    ("NaN payload beyond the mantissa", module("  ROOT c = bf16[1] constant({nan(0x3ff)})\n"), 10, 30,
+     "tries to set NaN payload 0x3ff, out of range for bf16 (0x7f)"),
+    ("NaN payload on a type with one NaN", module("  ROOT c = f8e4m3fn[1] constant({nan(0x1)})\n"), 10, 34,
+     "f8e4m3fn does not support payloads"),
+    ("dimension level type XLA does not know", module("  ROOT p = f32[10,10]{1,0:D(X,C)} parameter(0)\n"), 10, 27,
+     "expected a DimLevelType abbreviation (D, C, or S)"),
+    ("result accuracy mode XLA does not know", module("  p = f32[] parameter(0)\n"
+     "  ROOT r = f32[] exponential(p), result_accuracy={mode=high}\n"), 11, 56, "expects ResultAccuracy type"),
+    ("result accuracy tolerance without commas", module("  p = f32[] parameter(0)\n"
+     "  ROOT r = f32[] exponential(p), result_accuracy={tolerance={atol=1 rtol=2}}\n"), 11, 69,
+     "expects '}' at the end of result precision"),
+    ("buffer donor item without a number", module(ONE_PARAMETER, head="HloModule m, buffer_donor={ (zero, {0}) }\n\n"),
+     1, 30, "expected an integer, found 'zero'"),
+    ("operand layout constraints fewer than the operands", module(
+        "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
+        '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}}\n'),
+     12, 89, "Expected 2 operand layout constraints, 1 given"),
+    ("operand layout constraint unlike its operand", module(
+        "  p = f32[2] parameter(0)\n"
+        '  ROOT c = f32[2] custom-call(p), custom_call_target="x", operand_layout_constraints={f32[5]{0}}\n'),
+     11, 86, "Operand layout constraint shape f32[5]{0} for operand 0 is not compatible with operand shape f32[2]"),
+    ("one computation called by two async ops", "HloModule m\n\nw {\n  a = f32[] parameter(0)\n"
+     "  ROOT r = f32[] negate(a)\n}\n\nENTRY e {\n  p = f32[] parameter(0)\n"
+     "  t0 = ((f32[]), f32[], s32[]) async-start(p), calls=w\n  d0 = f32[] async-done(t0)\n"
+     "  t1 = ((f32[]), f32[], s32[]) async-start(d0), calls=w\n  ROOT d1 = f32[] async-done(t1)\n}\n",
+     12, 55, "Computation w is called by more than one async op"),
     # the stack frame tables
     ("stack frame entry key not glued to its '='", module(ONE_PARAMETER, head=(
         'HloModule m\n\nFileNames\n1 "a.py"\nFunctionNames\n1 "f"\nFileLocations\n'
@@ -320,6 +346,17 @@ ACCEPTED: list[tuple[str, str]] = [
     ("shapes compatible but for layouts and dynamic bounds", "HloModule m\n\nENTRY e (p: f32[4]) -> f32[<=4]{0} {\n"
      "  p = f32[4]{0} parameter(0)\n  ROOT r = f32[4]{0} negate(f32[?] p)\n}\n"),
     ("float elements in the spellings XLA's lexer reads", module("  ROOT c = f32[4] constant({-.5, 5., 5.e3, 1E+3})\n")),
+    ("NaN payloads within their types", module("  a = f32[2] constant({nan(0x7fffff), -nan(0x1)})\n"
+                                                "  b = f8e5m2[1] constant({nan(0x3)})\n  ROOT c = bf16[1] constant({nan(0x7f)})\n")),
+    ("dimension level types and sparse layouts", module("  ROOT p = f32[10,10]{1,0:D(D,C+~)} parameter(0)\n")),
+    ("result accuracy in the spellings XLA reads", module(
+        "  p = f32[] parameter(0)\n  q = f32[] exponential(p), result_accuracy={ mode=HIGHEST }\n"
+        "  ROOT r = f32[] exponential(q), result_accuracy={tolerance={ atol=1 , rtol=0.5,ulps=2 }}\n")),
+    ("buffer donors", module("  ROOT p = (f32[], f32[]) parameter(0)\n",
+                             head="HloModule m, buffer_donor={ (0, {0}), (0, {1,}), }\n\n")),
+    ("operand layout constraints, one per operand", module(
+        "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
+        '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}, f32[3]{0}}\n')),
     ("stack frame tables", module(ONE_PARAMETER, head=(
         'HloModule m\n\nFileNames\n1 "a.py"\n2 "b.py"\nFunctionNames\n1 "f"\nFileLocations\n'
         "1 {file_name_id=1, function_name_id=1, end_line=4 line=4 column=1 end_column=2}\nStackFrames\n"
