@@ -475,8 +475,9 @@ def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozense
             value = r.integer()
             if kind == "int32" and not -(1 << 31) <= value < (1 << 31):
                 raise ValueReadError("value out of range for int32_t", at)
-    for key in sorted(required - seen):
-        raise ValueReadError(f"sub-attribute {key} is expected but not seen", start)
+    missing = sorted(required - seen)
+    if missing:
+        raise ValueReadError(f"sub-attribute {missing[0]} is expected but not seen", start)
 
 
 def _glued_key(r: _Reader) -> tuple[str, int]:
