@@ -49,6 +49,46 @@ def c_unescape(text: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
+def c_escape_problem(text: str) -> tuple[int, str] | None:
+    """Where and why the text between a string's quotes holds an escape absl::CUnescape
+    refuses (XLA's lexer then fails on the string), or None: ``\\`` then one of ``abfnrtv\\'"?``,
+    one to three octal digits up to 377, ``x`` and hex digits up to ff, ``u`` and four or ``U``
+    and eight hex digits naming a code point that is not a surrogate."""
+    i = text.find("\\")
+    n = len(text)
+    while i >= 0:
+        nxt = text[i + 1] if i + 1 < n else ""
+        j = i + 2
+        if nxt and nxt in _UNESCAPES:
+            pass
+        elif nxt and nxt in "01234567":
+            j = i + 1
+            while j < n and j < i + 4 and text[j] in "01234567":
+                j += 1
+            if int(text[i + 1 : j], 8) > 0o377:
+                return i, f"octal escape {text[i:j]} is above \\377"
+        elif nxt in ("x", "X"):
+            while j < n and text[j] in _HEX:
+                j += 1
+            if j == i + 2:
+                return i, "\\x must be followed by hex digits"
+            if int(text[i + 2 : j], 16) > 0xFF:
+                return i, f"hex escape {text[i:j]} is above \\xff"
+        elif nxt in ("u", "U"):
+            width = 4 if nxt == "u" else 8
+            digits = text[i + 2 : i + 2 + width]
+            if len(digits) < width or any(c not in _HEX for c in digits):
+                return i, f"\\{nxt} must be followed by {width} hex digits"
+            code = int(digits, 16)
+            if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                return i, f"\\{nxt}{digits} is not a Unicode code point"
+            j = i + 2 + width
+        else:
+            return i, f"unknown escape sequence \\{nxt}" if nxt else "a string ends in a lone \\"
+        i = text.find("\\", j)
+    return None
+
+
 def c_escape(text: str) -> str:
     """What XLA's printer writes between the quotes of a string value."""
     out = []

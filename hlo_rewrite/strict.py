@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from . import lexicon
+from . import escapes, lexicon
 from .errors import HloError, HloParseError
 from .opcodes import (
     MODULE_ATTRS,
@@ -55,6 +55,8 @@ _NAME_AT = re.compile(r"%?(" + lexicon.IDENTIFIER + r")")
 _ATTR_NAME_AT = lexicon.ATTRIBUTE_NAME_RE
 _ELEMENT_TYPE_AT = re.compile(r"[a-z][a-z0-9]*")
 _HEADER_WORD = re.compile(r"[^\s,{}()\[\]\"/]+")
+# a string or a comment, whichever starts first (a quote inside a comment starts no string)
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
 
 # the plain one-line spellings, for the fast reading
 _ID = lexicon.IDENTIFIER
@@ -330,6 +332,11 @@ class _Checker:
     # ----------------------------------------------------------------- checks
     def check(self) -> None:
         self.check_header()
+        comps = self.module.computations
+        head = self.module.source[: comps[0].source_span[0]] if comps and comps[0].source_span else ""
+        if "\\" in head:  # the header line's and the stack frame tables' strings
+            for offset, message in _escape_problems(head):
+                raise self._header_error(offset, message)
         results: dict[str, tuple[int, str]] = {}
         for offset, message in head_problems(self.module, list(_header_attrs(self.module.source)), results):
             raise self._header_error(offset, message)
@@ -397,6 +404,9 @@ class _Checker:
                           params: dict[int, str]) -> None:
         if instr.name in RESERVED:
             self._check_bare_name(instr, text)
+        if "\\" in text:
+            for offset, message in _escape_problems(text):
+                raise self.error(instr, text, offset, message)
         try:
             r = self.read(instr, text)
         except ValueError as exc:  # the walker's own words (an unterminated string or comment)
@@ -773,6 +783,15 @@ def _is_shape_start(text: str, pos: int) -> bool:
 def _find_word(text: str, word: str, at: int) -> int:
     i = text.find(word, at)
     return i if i >= 0 else at
+
+
+def _escape_problems(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, why) of each escape in ``text``'s strings that XLA's lexer cannot unescape."""
+    for m in _STRING_OR_COMMENT.finditer(text):
+        if m.group().startswith('"'):
+            problem = escapes.c_escape_problem(m.group()[1:-1])
+            if problem is not None:
+                yield m.start() + 1 + problem[0], f"Failed unescaping string: {problem[1]}"
 
 
 def _no_comments(text: str) -> str:

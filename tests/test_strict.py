@@ -235,6 +235,11 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "  t0 = ((f32[]), f32[], s32[]) async-start(p), calls=w\n  d0 = f32[] async-done(t0)\n"
      "  t1 = ((f32[]), f32[], s32[]) async-start(d0), calls=w\n  ROOT d1 = f32[] async-done(t1)\n}\n",
      12, 55, "Computation w is called by more than one async op"),
+    ("string with an escape XLA does not know", module(
+        r'  ROOT p = f32[] parameter(0), metadata={op_name="a\qb"}' + "\n"), 10, 52,
+     r"Failed unescaping string: unknown escape sequence \q"),
+    ("header string with a short unicode escape", module(ONE_PARAMETER, head=(
+        r'HloModule m, frontend_attributes={a="\ue9"}' + "\n\n")), 1, 38, r"\u must be followed by 4 hex digits"),
     # the stack frame tables
     ("stack frame entry key not glued to its '='", module(ONE_PARAMETER, head=(
         'HloModule m\n\nFileNames\n1 "a.py"\nFunctionNames\n1 "f"\nFileLocations\n'
@@ -357,6 +362,9 @@ ACCEPTED: list[tuple[str, str]] = [
     ("operand layout constraints, one per operand", module(
         "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
         '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}, f32[3]{0}}\n')),
+    ("string escapes XLA reads", module(
+        r'  ROOT p = f32[] parameter(0), metadata={op_name="\x41\101\u00e9\U0001F600\?\a\\\"" '
+        r'op_type="/* a */"} /* "\q" */' + "\n")),
     ("stack frame tables", module(ONE_PARAMETER, head=(
         'HloModule m\n\nFileNames\n1 "a.py"\n2 "b.py"\nFunctionNames\n1 "f"\nFileLocations\n'
         "1 {file_name_id=1, function_name_id=1, end_line=4 line=4 column=1 end_column=2}\nStackFrames\n"
