@@ -273,6 +273,8 @@ def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
                     return pos, "expects integer"
                 if d.group().startswith("-"):
                     return pos, "a dimension size must not be negative"
+                if len(d.group()) > 18 and int(d.group()) >= 1 << 63:
+                    return pos, "a dimension size must fit in 64 bits"
                 pos = d.end()
             rank += 1
             pos = skip_trivia(text, pos, n)

@@ -158,6 +158,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     # shapes, as XLA's parser reads them wherever they are written
     ("empty dimension", module("  p = f32[,4] parameter(0)\n  ROOT r = f32[4] negate(p)\n"), 10, 11,
      "malformed shape 'f32[,4]': expects integer"),
+    ("dimension beyond 64 bits", module("  ROOT p = f32[9223372036854775808] parameter(0)\n"), 10, 16,
+     "a dimension size must fit in 64 bits"),
     ("layout with fewer entries than dimensions", module("  ROOT p = f32[4,2]{0} parameter(0)\n"), 10, 20,
      "Dimensions size is 2, but minor to major size is 1."),
     ("layout with a trailing comma", module("  ROOT p = f32[4]{0,} parameter(0)\n"), 10, 21, "expects integer"),
