@@ -58,9 +58,16 @@ def head_problems(module: Module, attrs: Sequence[tuple[str, int, str, int]],
     first = skip_trivia(source, first)
     yield from _module_line(source, first, attrs)
     seen: set[str] = set()  # plain shapes checked already: a module repeats them in its signatures
+    previous_end = first
     for k, comp in enumerate(comps):
         if comp.source_span is None:
             continue
+        if k:  # only the header line is followed by the tables; the readers take them anywhere
+            gap = skip_trivia(source, previous_end, comp.source_span[0])
+            if source.startswith(tuple(_TABLES), gap):
+                yield gap, "expects a computation: the stack frame tables stand right after the HloModule line"
+                return
+        previous_end = comp.source_span[1]
         start = skip_trivia(source, comp.source_span[0])
         end = start + len(comp.head.lstrip()) if comp.head else comp.source_span[1]
         found = yield from _computation_head(source, start, end, seen,

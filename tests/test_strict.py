@@ -251,6 +251,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         'HloModule m\n\nFileNames\n1 "a.py"\nFunctionNames\n1 "f"\nFileLocations\n'
         "1 {file_name_id=1 function_name_id=1 line=4 end_line=4 column=1 end_column=2}\nStackFrames\n"
         "1 {file_location_id=1}\n\n")), 10, 3, "sub-attribute parent_frame_id is expected but not seen"),
+    ("stack frame table after a computation", module(ONE_PARAMETER, before=ADD + "StackFrames\n"), 8, 1,
+     "the stack frame tables stand right after the HloModule line"),
     ("after-all root against a signature", "HloModule m\n\nENTRY e (p: f32[]) -> f32[] {\n  p = f32[] parameter(0)\n"
      "  ROOT t = f32[] after-all()\n}\n", 3, 23, "root instruction t, token[]"),
     # aliasing, read as XLA's parser reads it
