@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from . import escapes, lexicon
@@ -495,70 +495,76 @@ def _glued_key(r: _Reader) -> tuple[str, int]:
 _ALIAS_KINDS: Final = frozenset({"must-alias", "may-alias"})
 
 
-def _read_aliasing(r: _Reader, *, parameters: bool) -> None:
-    """``{ {0}: (1, {}, must-alias), ... }`` as XLA's parser reads it: for the module's
-    ``input_output_alias`` (``parameters``) an output index, a parameter number (not negative),
-    its index and perhaps a kind; for an instruction's ``output_to_operand_aliasing`` an
-    output index, an operand number and its index. A comma may follow the last item."""
-    what = ("Expected format: <output_shape_index>: (<input_param>, <input_param_shape_index>)" if parameters
-            else "Expected format: <output_shape_index>: (<operand>, <operand_shape_index>)")
+class _Refused(ValueReadError):
+    """A list item read whole but refused (its format was right): not given as a format error."""
+
+
+def _items(r: _Reader, item: Callable[[], None], what: str, end: str | None = None) -> None:
+    """``{ item, item }``, a comma allowed after the last, as XLA's parser reads the aliasing and
+    donor lists: an item that does not read is an error about ``what``, the expected format;
+    ``end`` is the error when neither ',' nor '}' follows an item (by default the reader's)."""
     r.punct("{")
     if r.eat("}"):
         return
     while True:
         at = r.at()
         try:
-            _shape_index(r)
-            r.punct(":")
-            r.punct("(")
-            number_at = r.at()
-            number = r.integer()
-            r.punct(",")
-            _shape_index(r)
-            if parameters and r.eat(","):
-                kind_at = r.at()
-                if r.word("an aliasing kind") not in _ALIAS_KINDS:
-                    raise ValueReadError("Unexpected aliasing kind; expected must-alias or may-alias", kind_at)
-            r.punct(")")
+            item()
+        except _Refused:
+            raise
         except ValueReadError as exc:
-            if exc.message.startswith("Unexpected"):
-                raise
             raise ValueReadError(f"{what}: {exc.message}", max(exc.offset, at)) from None
-        if parameters and number < 0:
-            raise ValueReadError("a parameter number must not be negative", number_at)
         if r.eat("}"):
             return
+        if end is not None and not r.is_punct(","):
+            raise ValueReadError(end, r.at())
         r.punct(",")
         if r.eat("}"):
             return
 
 
+def _read_aliasing(r: _Reader, *, parameters: bool) -> None:
+    """``{ {0}: (1, {}, must-alias), ... }`` as XLA's parser reads it: for the module's
+    ``input_output_alias`` (``parameters``) an output index, a parameter number (not negative),
+    its index and perhaps a kind; for an instruction's ``output_to_operand_aliasing`` an
+    output index, an operand number and its index. A comma may follow the last item."""
+
+    def item() -> None:
+        _shape_index(r)
+        r.punct(":")
+        r.punct("(")
+        number_at = r.at()
+        number = r.integer()
+        r.punct(",")
+        _shape_index(r)
+        if parameters and r.eat(","):
+            kind_at = r.at()
+            if r.word("an aliasing kind") not in _ALIAS_KINDS:
+                raise _Refused("Unexpected aliasing kind; expected must-alias or may-alias", kind_at)
+        r.punct(")")
+        if parameters and number < 0:
+            raise _Refused("a parameter number must not be negative", number_at)
+
+    _items(r, item, "Expected format: <output_shape_index>: (<input_param>, <input_param_shape_index>)"
+           if parameters else "Expected format: <output_shape_index>: (<operand>, <operand_shape_index>)")
+
+
 def _read_buffer_donor(r: _Reader) -> None:
     """``{ (0, {}), (1, {0}) }``: a parameter number (not negative) and its index in each item,
     a comma allowed after the last."""
-    r.punct("{")
-    if r.eat("}"):
-        return
-    while True:
-        at = r.at()
-        try:
-            r.punct("(")
-            number_at = r.at()
-            number = r.integer()
-            r.punct(",")
-            _shape_index(r)
-            r.punct(")")
-        except ValueReadError as exc:
-            raise ValueReadError(f"Expected format: (<input_param>, <input_param_shape_index>): {exc.message}",
-                                 max(exc.offset, at)) from None
+
+    def item() -> None:
+        r.punct("(")
+        number_at = r.at()
+        number = r.integer()
+        r.punct(",")
+        _shape_index(r)
+        r.punct(")")
         if number < 0:
-            raise ValueReadError("a parameter number must not be negative", number_at)
-        if r.eat("}"):
-            return
-        if not r.eat(","):
-            raise ValueReadError("Expects '}' at the end of buffer donor description", r.at())
-        if r.eat("}"):
-            return
+            raise _Refused("a parameter number must not be negative", number_at)
+
+    _items(r, item, "Expected format: (<input_param>, <input_param_shape_index>)",
+           end="Expects '}' at the end of buffer donor description")
 
 
 _ACCURACY_MODES: Final = frozenset({"default", "highest"})
