@@ -215,29 +215,15 @@ def _computation_head(source: str, start: int, end: int, seen: set[str], *,
 def _parameter(source: str, pos: int, end: int, seen: set[str]) -> tuple[int, str | None]:
     """One ``name: shape`` of a signature: the offset after it (blanks skipped) and None, or
     (where, why) XLA's parser refuses it."""
-    if source.startswith("%", pos):
-        name_end, problem = _name(source, pos, "a parameter name")
-        if problem is not None:
-            return name_end, problem
-        after = skip_trivia(source, name_end)
-        if source.startswith(":", after):
-            return after, "expects a shape: a ':' follows only a bare name, glued to it ('p: f32[]')"
-        pos = after
-    else:
-        m = IDENTIFIER_RE.match(source, pos)
-        if m is None:
-            return pos, "expects a parameter name"
-        if source.startswith(":", m.end()):
-            pos = skip_trivia(source, m.end() + 1)
-        else:
-            problem = bare_name_problem(m.group())
-            if problem is not None:
-                return pos, problem
-            after = skip_trivia(source, m.end())
-            if source.startswith(":", after):
-                return after, "expects a shape: the ':' must follow the parameter name at once ('p: f32[]')"
-            pos = after
-    got = _shape_end(source, pos, end, seen)
+    name_end, problem = _name(source, pos, "a parameter name")
+    if problem is not None:
+        return name_end, problem
+    after = skip_trivia(source, name_end)
+    if source.startswith(":", after) and source[name_end - 1] != ":":  # a ':' not glued to a bare name
+        why = ("a ':' follows only a bare name, glued to it" if source.startswith("%", pos)
+               else "the ':' must follow the parameter name at once")
+        return after, f"expects a shape: {why} ('p: f32[]')"
+    got = _shape_end(source, after, end, seen)
     if isinstance(got, tuple):
         return got[0], f"malformed parameter shape: {got[1]}"
     return skip_trivia(source, got, end), None
