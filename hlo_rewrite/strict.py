@@ -331,14 +331,14 @@ class _Checker:
 
     # ----------------------------------------------------------------- checks
     def check(self) -> None:
-        self.check_header()
+        attrs = self.check_header()
         comps = self.module.computations
         head = self.module.source[: comps[0].source_span[0]] if comps and comps[0].source_span else ""
         if "\\" in head:  # the header line's and the stack frame tables' strings
             for offset, message in _escape_problems(head):
                 raise self._header_error(offset, message)
         results: dict[str, tuple[int, str]] = {}
-        for offset, message in head_problems(self.module, list(_header_attrs(self.module.source)), results):
+        for offset, message in head_problems(self.module, attrs, results):
             raise self._header_error(offset, message)
         for comp in self.module.computations:
             self.check_computation(comp)
@@ -362,7 +362,8 @@ class _Checker:
             raise self._header_error(offset, f"Shape of computation {comp.name}, {ours.text()}, is not compatible "
                                      f"with that of its root instruction {root.name}, {theirs.text()}")
 
-    def check_header(self) -> None:
+    def check_header(self) -> list[tuple[str, int, str, int]]:
+        """Check the ``HloModule`` line's attributes; (name, offset, value, value offset) of each."""
         try:
             attrs = list(_header_attrs(self.module.source))
         except ValueReadError as exc:
@@ -373,6 +374,7 @@ class _Checker:
                 raise self._header_error(at, f'unexpected attribute "{name}" in the module header. '
                                          f"Allowed attributes: {', '.join(sorted(MODULE_ATTRS))}")
             self._value_in_header(spec, value, vat)
+        return attrs
 
     def _header_error(self, offset: int, message: str) -> HloParseError:
         src = self.module.source
