@@ -36,6 +36,7 @@ __all__ = [
     "IDENTIFIER_RE",
     "INTEGRAL_TYPES",
     "KEYWORDS",
+    "STACK_TABLES",
     "nan_payload_bits",
     "NAME",
     "NAME_RE",
@@ -76,6 +77,9 @@ def is_identifier(text: str) -> bool:
     """Whether ``text`` is one whole identifier (no ``%``)."""
     return _IDENTIFIER_FULL.match(text) is not None
 
+
+#: the stack frame tables' words, in the order they stand after the ``HloModule`` line
+STACK_TABLES: Final = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 #: words XLA's lexer reads as keywords rather than identifiers
 KEYWORDS: Final = frozenset({

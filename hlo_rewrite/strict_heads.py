@@ -23,7 +23,15 @@ import re
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from .lexicon import ELEMENT_TYPES, IDENTIFIER_RE, KEYWORDS, brace_group_end, skip_string, skip_trivia
+from .lexicon import (
+    ELEMENT_TYPES,
+    IDENTIFIER_RE,
+    KEYWORDS,
+    STACK_TABLES,
+    brace_group_end,
+    skip_string,
+    skip_trivia,
+)
 from .shapes import shape_end
 from .values import ValueReadError, read_sub_attributes
 
@@ -64,7 +72,7 @@ def head_problems(module: Module, attrs: Sequence[tuple[str, int, str, int]],
             continue
         if k:  # only the header line is followed by the tables; the readers take them anywhere
             gap = skip_trivia(source, previous_end, comp.source_span[0])
-            if source.startswith(tuple(_TABLES), gap):
+            if source.startswith(STACK_TABLES, gap):
                 yield gap, "expects a computation: the stack frame tables stand right after the HloModule line"
                 return
         previous_end = comp.source_span[1]
@@ -115,11 +123,9 @@ def _module_line(source: str, first: int, attrs: Sequence[tuple[str, int, str, i
         yield pos, "expects ',' before a module attribute, or a computation"
 
 
-#: the stack frame tables after the ``HloModule`` line, in their order, with the keys of an
-#: entry in braces (all required, integers) or None for an entry that is a string
-_TABLES: dict[str, dict[str, str] | None] = {
-    "FileNames": None,
-    "FunctionNames": None,
+#: the keys of a stack frame table entry written in braces (all required, integers); the
+#: other tables' entries are strings
+_TABLE_KEYS: dict[str, dict[str, str]] = {
     "FileLocations": dict.fromkeys(("file_name_id", "function_name_id", "line", "end_line", "column", "end_column"),
                                    "int"),
     "StackFrames": dict.fromkeys(("file_location_id", "parent_frame_id"), "int"),
@@ -132,7 +138,8 @@ _PLAIN_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?")
 def _stack_tables(source: str, pos: int, first: int) -> Iterator[tuple[int, str]]:
     """``FileNames``, ``FunctionNames``, ``FileLocations``, ``StackFrames``: each a word, then
     entries ``N "text"`` or ``N {key=value ...}``."""
-    for table, keys in _TABLES.items():
+    for table in STACK_TABLES:
+        keys = _TABLE_KEYS.get(table)
         if not source.startswith(table, pos):
             yield pos, f"expects the {table} table"
             return

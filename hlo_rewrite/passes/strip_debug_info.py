@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from ..attributes import scan_value_end
 from ..ir import Computation, Instruction, Module
+from ..lexicon import STACK_TABLES
 from ..regex import lazy_pattern
 from .base import Pass, PassReport, Record, Scope
 
 #: the attributes removed from every instruction
 STRIPPED_ATTRS: frozenset[str] = frozenset({"metadata", "stack_frame_id"})
 #: the keywords of the module's stack-frame tables, in the order XLA prints them
-TABLE_KEYWORDS: tuple[str, ...] = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+TABLE_KEYWORDS: tuple[str, ...] = STACK_TABLES
 
 _ATTR_HEAD = lazy_pattern(r"[ \t]*,[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)=")
 _WORDS = ("metadata=", "stack_frame_id=")
