@@ -193,10 +193,10 @@ def element_type_of(text: str) -> str:
 
 _WORD_AT = lazy_pattern(IDENTIFIER)
 _INT_AT = lazy_pattern(r"-?[0-9]+")
-# an item of a layout after its ':': T(8,128)(2,1), E(4), S(1), L(2), #(u32), *(u32), SC(0:512), ...
 # the dimension level types of a layout's D(...): dense, compressed, singleton or loose
 # compressed, each perhaps non-unique (+) and then unordered (~)
 _DIM_LEVELS = lazy_pattern(r"[DCSH]\+?~?(?:,[DCSH]\+?~?)*")
+# an item of a layout after its ':': T(8,128)(2,1), E(4), S(1), L(2), #(u32), *(u32), SC(0:512), ...
 _LAYOUT_ITEM_AT = lazy_pattern(r"(?:[A-Z]{1,2}|[#*])(?:\([^(){}]*\))+")
 
 
