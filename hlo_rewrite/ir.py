@@ -219,6 +219,23 @@ class Instruction:
     _attrs_text: _Rare[str | None] = _Rare("attrs_text")
     _syntax: _Rare[InstructionSyntax | None] = _Rare("syntax")
     _shape_obj: _Rare[Shape | None] = _Rare("shape_obj")
+    #: an instruction written as an operand of another (XLA's nested form, ``add(f32[] negate(x),
+    #: y)``): where its own text (shape, opcode, operands) is in the module's source; it has no
+    #: line of its own, its text is inside the instruction that holds it (``written_in``)
+    anonymous_span: _Rare[tuple[int, int] | None] = _Rare("anon")
+    #: the operands written as instructions in this one's text: ``(start, end, name)`` of each, in
+    #: the module's source
+    inline_operands: _Rare[tuple[tuple[int, int, str], ...] | None] = _Rare("inline")
+    #: the instruction whose text holds this one (its outermost named instruction)
+    written_in: _Rare[Instruction | None] = _Rare("host")
+    #: the instructions written inside this one's text, in order (they stand just before it)
+    holds: _Rare[list[Instruction] | None] = _Rare("members")
+
+    def hold(self, members: list[Instruction]) -> None:
+        """Note that ``members`` are written inside this instruction's text."""
+        self.holds = members
+        for m in members:
+            m.written_in = self
 
     # ---------------------------------------------------------------- source text
     def _span(self) -> tuple[str, int, int] | None:
@@ -540,6 +557,38 @@ class Computation:
     @by_name.setter
     def by_name(self, value: dict[str, Instruction]) -> None:
         self._by_name = value
+
+    def settle_inline(self) -> None:
+        """Instructions written as operands of another (XLA's nested form) print inside that
+        one's text while it and they stand as written. Once a pass has changed, moved or removed
+        any of them, each one left is printed on a line of its own, under its name."""
+        groups = [i for i in self.instructions if i.holds is not None or i.written_in is not None]
+        if not groups:
+            return
+        index = {id(i): k for k, i in enumerate(self.instructions)}
+        seen: set[int] = set()
+        for instr in groups:
+            host = instr.written_in or instr
+            if id(host) in seen:
+                continue
+            seen.add(id(host))
+            members = host.holds or []
+            at = index.get(id(host), -1) if host.computation is self else -1
+            intact = at >= 0 and host.text is not None and all(
+                m.computation is self and m.text is not None and index.get(id(m)) == at - len(members) + k
+                for k, m in enumerate(members))
+            if intact:
+                continue
+            left = [m for m in members if m.computation is self]
+            if at >= 0 and left and host.prefix:
+                left[0].prefix, host.prefix = host.prefix + left[0].prefix, ""
+            for m in left:
+                m.written_in = None
+                if m.text is not None:
+                    m.mark_changed()
+            host.holds = None
+            if at >= 0 and host.text is not None:
+                host.mark_changed()
 
     def source_runs(self) -> list[tuple[int, int] | Instruction]:
         """The instructions in order: runs of those that are still their own source lines, as

@@ -129,6 +129,7 @@ def _joined(source: str, segments: list[Segment]) -> str:
 
 def _computation_segments(comp: Computation, style: Style) -> list[Segment]:
     """A changed computation: its unchanged lines as stretches of the source, the rest printed."""
+    comp.settle_inline()
     out: list[Segment] = []
     head = comp.head
     span = comp.source_span

@@ -87,3 +87,55 @@ def test_split_input_file_counts_lone_cr_lines_like_the_reader():
     with pytest.raises(HloError) as info:
         parse_module(chunks[1].text, "b.hlo")
     assert chunks[1].line_offset + info.value.line == 8  # the line of 'nagate' in the whole file
+
+
+NESTED = (
+    "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+    "ENTRY e {\n  p = f32[8] parameter(0)\n  // kept\n"
+    "  ar = f32[8] all-reduce(f32[8] negate(f32[8] exponential(p))), replica_groups={}, to_apply=add\n"
+    "  ROOT t = (f32[8], f32[8]) tuple(ar, f32[8] sqrt(p))\n}\n"
+)
+
+
+def test_operands_written_as_instructions_get_lines_of_their_own_when_a_pass_rewrites_their_holder():
+    module = parse_module(NESTED, "m.hlo")
+    run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
+    out = print_module(module)
+    body = out[out.index("ENTRY") :].split("\n")
+    assert body[1:5] == [
+        "  p = f32[8] parameter(0)",
+        "  // kept",
+        "  exponential.anon = f32[8] exponential(p)",
+        "  negate.anon = f32[8] negate(exponential.anon)",
+    ]
+    assert body[5].startswith("  ar = f32[8] custom-call(negate.anon), custom_call_target=\"AwsNeuronAllReduceAdd_f32\"")
+    # the tuple, which no pass touched, keeps the instruction written inside it
+    assert body[6] == "  ROOT t = (f32[8], f32[8]) tuple(ar, f32[8] sqrt(p))"
+    again = parse_module(out, "out.hlo")
+    assert [i.name for i in again.entry.instructions] == [
+        "p", "exponential.anon", "negate.anon", "ar", "sqrt.anon", "t"]
+
+
+def test_an_instruction_written_as_an_operand_that_a_pass_changes_reprints_its_holder():
+    module = parse_module(NESTED, "m.hlo")
+    entry = module.entry
+    inner = entry.get("sqrt.anon")
+    assert inner is not None and inner.text == "" and inner.written_in is entry.get("t")
+    inner.operands = ["ar"]
+    inner.mark_changed()
+    out = print_module(module)
+    body = out[out.index("ENTRY") :].split("\n")
+    assert body[3:6] == [
+        "  ar = f32[8] all-reduce(f32[8] negate(f32[8] exponential(p))), replica_groups={}, to_apply=add",
+        "  sqrt.anon = f32[8] sqrt(ar)",
+        "  ROOT t = (f32[8], f32[8]) tuple(ar, sqrt.anon)",
+    ]
+
+
+def test_instructions_written_as_operands_stay_as_written_when_a_pass_changes_another_line():
+    module = parse_module(NESTED, "m.hlo")
+    p = module.entry.get("p")
+    assert p is not None
+    p.set_attr("sharding", "{replicated}")
+    out = print_module(module)
+    assert out == NESTED.replace("  p = f32[8] parameter(0)\n", "  p = f32[8] parameter(0), sharding={replicated}\n")

@@ -54,3 +54,19 @@ def test_a_short_token_fuzz_run_in_strict_mode_agrees_with_xla(tmp_path):
     assert not any(counts[k] for k in fuzz_corpus.FAILURES)
     assert not any(xla_counts[k] for k in fuzz_corpus.XLA_FAILURES), [p.name for p in tmp_path.iterdir()]
     assert xla_counts["same"] >= 20 and xla_counts["both-reject"] >= 20
+
+
+def test_xla_reads_the_lines_a_pass_gives_to_instructions_written_as_operands():
+    """After convert-collectives rewrites an all-reduce whose operand is written as an instruction,
+    that instruction stands on a line of its own under XLA's name: XLA reads the same module."""
+    from test_xla_syntax import NESTED
+    from xla_syntax_cases import skeleton
+
+    from hlo_rewrite import parse_module, print_module
+    from hlo_rewrite.passes import PassOptions
+    from hlo_rewrite.pipeline import run_passes
+
+    module = parse_module(NESTED, "m.hlo")
+    run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
+    out = print_module(module)
+    assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))

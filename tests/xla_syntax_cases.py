@@ -182,6 +182,32 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT c = f32[] constant(1), metadata={stack_frame_id=1}\n}\n",
         {"e": ([("c", "constant", [])], "c")},
     ),
+    # XLA's "non-roundtrip" form: an operand written as a whole instruction, without a name or
+    # attributes and with its shape left out where XLA works it out; XLA names it opcode.anon
+    "operands_written_as_instructions": (
+        "HloModule m\nENTRY e {\n"
+        "  ROOT root = add(f32[10] parameter(0), multiply(f32[10] parameter(1), f32[10] parameter(2)))\n}\n",
+        {"e": ([("parameter.anon", "parameter", []), ("parameter.anon.1", "parameter", []),
+                ("parameter.anon.2", "parameter", []),
+                ("multiply.anon", "multiply", ["parameter.anon.1", "parameter.anon.2"]),
+                ("root", "add", ["parameter.anon", "multiply.anon"])], "root")},
+    ),
+    "instruction_written_as_an_operand_beside_names": (
+        "HloModule m\nENTRY e {\n  negate = f32[] parameter(0)\n  negate.anon = f32[] negate(negate)\n"
+        "  ROOT r = (f32[], f32[]) tuple(negate.anon, f32[] negate(negate))\n}\n",
+        {"e": ([("negate", "parameter", []), ("negate.anon", "negate", ["negate"]),
+                ("negate.anon.1", "negate", ["negate"]),
+                ("r", "tuple", ["negate.anon", "negate.anon.1"])], "r")},
+    ),
+    "instruction_written_as_an_operand_over_lines_with_comments": (
+        "HloModule m\n\nc {\n  ROOT r = f32[2] sqrt(f32[2] /* in */ broadcast(\n    f32[] parameter(0)))\n}\n\n"
+        "ENTRY e {\n  p = f32[] parameter(0)\n"
+        "  ROOT t = f32[2] call(f32[] /* in */ negate(\n    p) // here\n  ), to_apply=c\n}\n",
+        {"c": ([("parameter.anon", "parameter", []), ("broadcast.anon", "broadcast", ["parameter.anon"]),
+                ("r", "sqrt", ["broadcast.anon"])], "r"),
+         "e": ([("p", "parameter", []), ("negate.anon", "negate", ["p"]),
+                ("t", "call", ["negate.anon"])], "t")},
+    ),
 }
 
 #: id -> (text, a part of the message, line, column)
@@ -264,6 +290,19 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
     "use_before_definition_over_lines": (
         "HloModule m\nENTRY e { ROOT n = f32[] negate(\n p) p = f32[] parameter(0) }\n",
         "operand 'p' of 'n' is used before its definition", 3, 2,
+    ),
+    "attribute_on_an_instruction_written_as_an_operand": (
+        'HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(f32[] negate(p), metadata={op_name="x"})\n}\n',
+        "expected an operand name, found 'metadata=", 4, 39,
+    ),
+    "collective_written_as_an_operand": (
+        "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(f32[4] all-reduce(f32[4] p))\n}\n",
+        "attribute to_apply is expected but not seen", 4, 53,
+    ),
+    "name_taken_by_an_instruction_written_as_an_operand": (
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  n = f32[] negate(f32[] negate(p))\n"
+        "  ROOT negate.anon = f32[] negate(n)\n}\n",
+        "instruction 'negate.anon' is defined twice", 5, 3,
     ),
 }
 

@@ -112,8 +112,11 @@ def _read_plain(text: str, filename: str | None, strict: bool, prechecked: paral
         try:
             return read_tokens(text, filename)
         except HloError as token_error:
-            if isinstance(plain_error, GrammarError) and _place(plain_error) == _place(token_error):
-                raise  # the same place: the token reader names the problem in its own terms
+            if isinstance(plain_error, GrammarError) and _place(plain_error) <= _place(token_error):
+                # the same place, or the token reader read on past the grammar's complaint (the
+                # grammar reads less than XLA: an operand written as an instruction): the token
+                # reader names the problem in its own terms
+                raise
             raise plain_error from None
 
 

@@ -32,7 +32,7 @@ from ..lexicon import (
     skip_string,
     split_top_level,
 )
-from ..opcodes import spec_of
+from ..opcodes import spec_of, split_async_opcode
 from ..shapes import ELEMENT_TYPES
 from .checks import header_problem, unknown_opcode_message
 from .lines import line_starts
@@ -88,6 +88,9 @@ class TokenReader:
         self.module = Module(text, filename)
         # (computation, instruction) whose callees and control predecessors are checked at the end
         self.callers: list[tuple[Computation, Instruction]] = []
+        # every instruction name read so far, module-wide (XLA's parser names the instructions
+        # written as operands so that they differ from these)
+        self.names_read: set[str] = set()
 
     # ------------------------------------------------------------------ places
     @property
@@ -375,13 +378,18 @@ class TokenReader:
                 end = self._item_end(self._execution_thread(pos + 1))
                 comp.tail = text[prev_end:end]
                 break
-            fields, last = self._instruction(pos)
+            fields, last, nested = self._instruction(pos)
             item_start = self._item_start(pos, prev_end)
             end = self._item_end(last)
+            members = [self._written_inside(f, item_start, comp, by_name, instructions) for f in nested]
+            inline = fields.pop("inline", None)
             instr = Instruction.from_text_span(
                 **fields, nlines=self.line_of(max(end - 1, pos)) - self.line_of(item_start) + 1,
                 span=(item_start, end), computation=comp,
             )
+            if members:
+                instr.inline_operands = inline
+                instr.hold(members)
             if item_start > prev_end:
                 instr.prefix = text[prev_end:item_start]
             if instr.name in by_name:
@@ -403,6 +411,24 @@ class TokenReader:
         comp.fill(instructions, by_name)
         comp.source_span = (start, end)
         return comp
+
+    def _written_inside(self, fields: dict, at: int, comp: Computation, by_name: dict[str, Instruction],
+                        instructions: list[Instruction]) -> Instruction:
+        """An instruction written as an operand of the one whose text starts at ``at``: it has
+        no text of its own (its text is inside that one's) and stands just before it."""
+        anon = fields.pop("anon")
+        inline = fields.pop("inline", None)
+        name = fields["name"]
+        if name in by_name:
+            raise self.error(HloVerifyError, f"instruction '{name}' is defined twice in computation '{comp.name}'",
+                             anon[0])
+        instr = Instruction.from_text_span(**fields, nlines=1, span=(at, at), computation=comp)
+        instr.anonymous_span = anon
+        if inline:
+            instr.inline_operands = inline
+        instructions.append(instr)
+        by_name[name] = instr
+        return instr
 
     def _shape(self, pos: int) -> tuple[int, str | None]:
         """A shape at ``pos``, if one is there: (end offset, its text as one line)."""
@@ -431,9 +457,11 @@ class TokenReader:
             end = self.group_end(r)  # a layout (a body's '{' is followed by a name)
         return end, _clean(text[pos:end])
 
-    def _instruction(self, pos: int) -> tuple[dict, int]:
+    def _instruction(self, pos: int) -> tuple[dict, int, list[dict]]:
         """The instruction whose first token is at ``pos``: its fields (the arguments of
-        :meth:`Instruction.from_text_span` but its place) and where its last token ends."""
+        :meth:`Instruction.from_text_span` but its place), where its last token ends, and the
+        fields of the instructions written inside its operand list, in the order XLA's parser
+        makes them (innermost first)."""
         text = self.text
         is_root = False
         w = self.word(pos)
@@ -454,7 +482,22 @@ class TokenReader:
         if (problem := instruction_name_problem(name)) is not None:
             raise self.error(HloParseError, problem, name_at)
         pos = self.expect(w.end(), "=", f"after the instruction name '{name}'")
-        pos = self.skip(pos)
+        nested: list[dict] = []
+        fields, last = self._rhs(self.skip(pos), nested, True)
+        fields["name"] = name
+        fields["is_root"] = is_root
+        line = self.line_of(name_at)
+        fields["line"] = line
+        fields["column"] = name_at - self.starts[line - 1] + 1
+        self.names_read.add(name)
+        return fields, last, nested
+
+    def _rhs(self, pos: int, nested: list[dict], allow_attributes: bool) -> tuple[dict, int]:
+        """What follows ``name =``, from ``pos``: shape, opcode, operands and (when
+        ``allow_attributes``) attributes; the fields read and where the last token ends. An
+        instruction written as an operand (``add(f32[] negate(x), y)``) has no attributes: XLA's
+        parser could not tell its ``,`` from the operand list's."""
+        text = self.text
         shape_end, shape = self._shape(pos)
         pos = self.skip(shape_end)
         w = self.word(pos)
@@ -468,14 +511,15 @@ class TokenReader:
         inner = text[opened : close - 1]
         payload = None
         operands: list[str] = []
+        inline: list[tuple[int, int, str]] = []
         if opcode in PAYLOAD_OPCODES:
             payload = inner
         else:
-            operands = self._operands(inner, opened)
+            operands = self._operands(inner, opened, nested, inline)
         last = close
         attrs: list[tuple[str, str]] = []
         attrs_start = -1
-        while True:
+        while allow_attributes:
             p = self.skip(last)
             if not text.startswith(",", p):
                 break
@@ -483,16 +527,18 @@ class TokenReader:
                 attrs_start = p
             attr, last = self._attribute(p)
             attrs.append(attr)
-        line = self.line_of(name_at)
-        fields = {
-            "name": name, "opcode": OPCODE_SPELLINGS.get(opcode, opcode), "shape": shape, "operands": operands, "attrs": attrs,
-            "is_root": is_root, "line": line, "column": name_at - self.starts[line - 1] + 1,
+        fields: dict[str, object] = {
+            "opcode": OPCODE_SPELLINGS.get(opcode, opcode), "shape": shape, "operands": operands, "attrs": attrs,
             "attrs_span": (attrs_start if attrs_start >= 0 else last, last), "payload": payload,
         }
+        if inline:
+            fields["inline"] = tuple(inline)
         return fields, last
 
-    def _operands(self, inner: str, base: int) -> list[str]:
-        """Operand names from the text between an opcode's parentheses (at offset ``base``)."""
+    def _operands(self, inner: str, base: int, nested: list[dict], inline: list[tuple[int, int, str]]) -> list[str]:
+        """Operand names from the text between an opcode's parentheses (at offset ``base``).
+        An operand written as an instruction (XLA's nested form) is read into ``nested`` under
+        the name XLA's parser gives it, and its place into ``inline``."""
         if not inner.strip() or not _clean(inner):
             return []
         names: list[str] = []
@@ -502,6 +548,11 @@ class TokenReader:
                 raise self.error(HloParseError, "expected an operand after ','",
                                  base + at + len(piece) - len(piece.lstrip()))
             m = _OPERAND_NAME.search(cleaned)
+            if m is None and cleaned.endswith(")"):
+                name = self._nested(base + at, base + at + len(piece), nested, inline)
+                if name is not None:
+                    names.append(name)
+                    continue
             if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
                 # XLA's parser reads the shape and drops the operand
                 raise self.error(HloParseError, f"operand has a shape but no name: '{cleaned.strip()[:40]}'",
@@ -522,6 +573,51 @@ class TokenReader:
                                  f"'%{name}' (XLA's parser does not read it as an operand)", where)
             names.append(name)
         return names
+
+    def _nested(self, start: int, end: int, nested: list[dict], inline: list[tuple[int, int, str]]) -> str | None:
+        """The operand from ``start`` to ``end`` as an instruction written in place (``[shape]
+        opcode(operands)``, no name, no attributes): read into ``nested``; its name, or None when
+        the operand is not written so."""
+        text = self.text
+        pos = self.skip(start)
+        shape_end, _ = self._shape(pos)
+        q = self.skip(shape_end)
+        w = self.word(q)
+        if w is None or not text.startswith("(", self.skip(w.end())) or self.skip(w.end()) >= end:
+            return None
+        fields, last = self._rhs(pos, nested, False)
+        after = self.skip(last)
+        opcode = fields["opcode"]
+        spec = spec_of(opcode)
+        if spec is not None and split_async_opcode(opcode) is None:
+            for a in spec.attrs.values():
+                if a.required:
+                    raise self.error(HloParseError, f"attribute {a.name} is expected but not seen: '{opcode}' is "
+                                     "written as an operand, and such an instruction takes no attributes", after)
+        if after < end:
+            raise self.error(HloParseError, f"expected ',' or ')' after the instruction written as an operand "
+                             f"('{fields['opcode']}(...)'), found {self._found(after)}: such an instruction takes "
+                             "no attributes", after)
+        name = self._anonymous_name(fields["opcode"])
+        line = self.line_of(pos)
+        fields.update(name=name, is_root=False, line=line, column=pos - self.starts[line - 1] + 1, anon=(pos, last))
+        nested.append(fields)
+        inline.append((pos, last, name))
+        return name
+
+    def _anonymous_name(self, opcode: str) -> str:
+        """The name XLA's parser gives an instruction written as an operand: ``opcode.anon``, or
+        with ``.1``, ``.2``, ... when the module has that name already (its name uniquer knows
+        every name read before)."""
+        taken = self.names_read
+        base = f"{opcode}.anon"
+        name = base
+        n = 0
+        while name in taken:
+            n += 1
+            name = f"{base}.{n}"
+        taken.add(name)
+        return name
 
     # ------------------------------------------------------------------ checks
     def _check_operands(self, comp: Computation, instructions: list[Instruction],
