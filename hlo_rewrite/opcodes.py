@@ -14,6 +14,7 @@ one parses). Public names:
 - ``ATTRIBUTE_KINDS``: every attribute name the parser knows -> its kind (one kind per name).
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
 - ``ENUM_VALUES``: the words an enumerated attribute accepts.
+- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
   wrapping ``custom-call``, as XLA's parser reads it).
 """
@@ -37,6 +38,7 @@ __all__ = [
     "OPCODES",
     "OPCODE_NAMES",
     "OpcodeSpec",
+    "SHAPE_INFERRED",
     "closest_opcode",
     "spec_of",
     "split_async_opcode",
@@ -307,6 +309,20 @@ OPCODES: Final[Mapping[str, OpcodeSpec]] = MappingProxyType(_build())
 
 #: every opcode name XLA's parser accepts
 OPCODE_NAMES: Final[frozenset[str]] = frozenset(OPCODES)
+
+#: the opcodes whose result shape XLA's parser works out when the text leaves it out
+#: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
+SHAPE_INFERRED: Final[frozenset[str]] = frozenset("""
+    abs acos acosh add add-dependency after-all and asin asinh atan atan2 atanh batch-norm-grad
+    batch-norm-inference batch-norm-training broadcast call cbrt ceil cholesky clamp compare complex
+    concatenate conditional convolution copy cosh cosine count-leading-zeros divide domain dot erf
+    exponential exponential-minus-one fft floor gather get-dimension-size get-tuple-element imag
+    is-finite log log-plus-one logistic map maximum minimum mulhi multiply negate not opt-barrier or
+    pad partition-id popcnt power ragged-dot real reduce reduce-window remainder replica-id reverse
+    round-nearest-afz round-nearest-even rsqrt scaled-dot scan scatter select select-and-scatter
+    set-dimension-size shift-left shift-right-arithmetic shift-right-logical sign sine sinh sort sqrt
+    subtract tan tanh topk transpose triangular-solve tuple while xor
+""".split())
 
 #: attributes whose value names one called computation
 CALLEE_ATTRS: Final = frozenset(

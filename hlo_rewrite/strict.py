@@ -20,7 +20,12 @@ What it rejects, as XLA's parser does:
 - the async rules: ``async-start`` has shape ``((operands), outputs, state)``,
   ``async-update``/``async-done`` take one async operand that is not an ``async-done``, keep
   the wrapped opcode and ``calls=`` of their start, and ``async-update`` keeps its shape;
-- a duplicate parameter number; header attributes XLA does not know or cannot read.
+- a duplicate parameter number; header attributes XLA does not know or cannot read;
+- a shape left out where XLA's parser cannot work it out (``opcodes.SHAPE_INFERRED``), a tuple
+  whose written shape has another number of elements than it has operands.
+
+An instruction written as an operand of another (XLA's nested form) is checked as one of its
+own, at its own place in the source.
 
 ``api_version=API_VERSION_UNSPECIFIED`` is accepted (see ``docs/decisions.md``).
 """
@@ -35,6 +40,7 @@ from . import escapes, lexicon
 from .errors import HloError, HloParseError
 from .opcodes import (
     MODULE_ATTRS,
+    SHAPE_INFERRED,
     AttrSpec,
     Kind,
     OpcodeSpec,
@@ -127,10 +133,12 @@ class _Instr:
     """One instruction's source read again: where each piece is, in its own text."""
 
     __slots__ = ("text", "shape_text", "opcode_at", "operands", "names", "shapes", "operands_at",
-                 "operands_end", "attrs")
+                 "operands_end", "attrs", "inline")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, inline: dict[int, tuple[int, str]] | None = None) -> None:
         self.text = text
+        #: operands written as instructions: where each starts -> (where it ends, its name)
+        self.inline = inline
         self.shape_text: tuple[str, int] | None = None
         self.opcode_at = 0
         #: (shape, at, name, name_at) of each operand; None until needed when no operand has a shape
@@ -167,12 +175,13 @@ class _Checker:
                              source_line=src)
 
     # ----------------------------------------------------------------- reading
-    def read(self, instr: Instruction, text: str) -> _Instr:
-        if "/*" not in text and "//" not in text:
+    def read(self, instr: Instruction, text: str, inline: dict[int, tuple[int, str]] | None = None,
+             anonymous: bool = False) -> _Instr:
+        if "/*" not in text and "//" not in text and inline is None and not anonymous:
             r = self._read_fast(instr, text)
             if r is not None:
                 return r
-        return self._read_careful(instr, text)
+        return self._read_careful(instr, text, inline, anonymous)
 
     def _read_fast(self, instr: Instruction, text: str) -> _Instr | None:
         """The plain one-line spellings XLA prints, read with a few regular expressions;
@@ -236,17 +245,21 @@ class _Checker:
             pos = a.end()
         return r
 
-    def _read_careful(self, instr: Instruction, text: str) -> _Instr:
-        r = _Instr(text)
+    def _read_careful(self, instr: Instruction, text: str, inline: dict[int, tuple[int, str]] | None = None,
+                      anonymous: bool = False) -> _Instr:
+        """``anonymous``: the text is an instruction written as an operand (shape, opcode and
+        operands, no name); ``inline``: the operands written so in this one's text."""
+        r = _Instr(text, inline)
         fail = self.error
         pos = lexicon.skip_trivia(text, 0)
-        if text.startswith("ROOT", pos):
-            pos = lexicon.skip_trivia(text, pos + 4)
-        m = _NAME_AT.match(text, pos)
-        assert m is not None  # the reader has read the name
-        pos = lexicon.skip_trivia(text, m.end())
-        assert text.startswith("=", pos)
-        pos = lexicon.skip_trivia(text, pos + 1)
+        if not anonymous:
+            if text.startswith("ROOT", pos):
+                pos = lexicon.skip_trivia(text, pos + 4)
+            m = _NAME_AT.match(text, pos)
+            assert m is not None  # the reader has read the name
+            pos = lexicon.skip_trivia(text, m.end())
+            assert text.startswith("=", pos)
+            pos = lexicon.skip_trivia(text, pos + 1)
         if not text.startswith(instr.opcode, pos) or _is_shape_start(text, pos):
             end = self._shape_end(instr, text, pos)
             r.shape_text = (text[pos:end], pos)
@@ -276,9 +289,22 @@ class _Checker:
         pos = lexicon.skip_trivia(text, r.operands_at)
         if pos >= r.operands_end:
             return
+        inline = r.inline or {}
         while True:
             shape: str | None = None
             shape_at = pos
+            written = inline.get(pos)
+            if written is not None:  # an instruction written as the operand: checked on its own
+                end, name = written
+                r.operands.append((None, pos, name, pos))  # type: ignore[union-attr]
+                r.names.append(name)
+                pos = lexicon.skip_trivia(text, end)
+                if pos >= r.operands_end:
+                    return
+                if text[pos] != ",":
+                    raise self.error(instr, text, pos, "expects ',' or ')' after an operand")
+                pos = lexicon.skip_trivia(text, pos + 1)
+                continue
             if text.startswith("(", pos) or _is_shape_start(text, pos):
                 end = self._shape_end(instr, text, pos)
                 shape = text[pos:end]
@@ -396,21 +422,32 @@ class _Checker:
     def check_computation(self, comp: Computation) -> None:
         params: dict[int, str] = {}
         local: dict[str, Instruction] = {}
+        source = self.module.source
         for instr in comp.instructions:
             text = instr.text
-            if text is not None:
-                self.check_instruction(instr, text, local, params)
+            anon = instr.anonymous_span
+            if anon is not None and instr.written_in is not None:
+                # written inside another's text: its own part, from the start of its line (blanked
+                # up to it) so that places are counted as in the source
+                start = self.module.line_starts[instr.line - 1]
+                text = " " * (anon[0] - start) + source[anon[0] : anon[1]]
+                self.check_instruction(instr, text, local, params, _inline(instr, start), True)
+            elif text is not None:
+                span = instr.source_span if instr.inline_operands is not None else None
+                inline = _inline(instr, span[0]) if span is not None else None
+                self.check_instruction(instr, text, local, params, inline)
             local[instr.name] = instr
 
     def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],
-                          params: dict[int, str]) -> None:
-        if instr.name in RESERVED:
+                          params: dict[int, str], inline: dict[int, tuple[int, str]] | None = None,
+                          anonymous: bool = False) -> None:
+        if instr.name in RESERVED and not anonymous:
             self._check_bare_name(instr, text)
         if "\\" in text:
             for offset, message in _escape_problems(text):
                 raise self.error(instr, text, offset, message)
         try:
-            r = self.read(instr, text)
+            r = self.read(instr, text, inline, anonymous)
         except ValueError as exc:  # the walker's own words (an unterminated string or comment)
             raise self.error(instr, text, len(text) - len(text.lstrip(" \t")), str(exc)) from None
         text = r.text
@@ -421,6 +458,8 @@ class _Checker:
             hint = f" (did you mean '{close}'?)" if close else ""
             raise self.error(instr, text, r.opcode_at, f"unknown opcode '{opcode}'{hint}")
         self._check_spellings(instr, r)
+        if r.shape_text is None and spec.name not in SHAPE_INFERRED:
+            raise self.error(instr, text, r.opcode_at, f"cannot infer shape for opcode: {spec.name}")
         # the reader has checked a plain array shape's element type: any other shape is read
         # here, and a plain one only where a rule looks inside it
         shape_text = r.shape_text[0] if r.shape_text is not None else ""
@@ -620,6 +659,8 @@ class _Checker:
                      attrs: dict[str, object], local: dict[str, Instruction],
                      wrapped: tuple[str, str] | None) -> None:
         name = spec.name
+        if name == "tuple" and r.shape_text is not None:
+            self._check_tuple(instr, r)
         if name in _ONE_DIMENSION and "dimensions" in attrs:
             dims = attrs["dimensions"]
             if len(dims) != 1:  # type: ignore[arg-type]
@@ -643,6 +684,17 @@ class _Checker:
             raise self.error(instr, r.text, r.opcode_at, "infeed must have a non-empty tuple shape")
         if name in ("async-start", "async-update", "async-done"):
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
+
+    def _check_tuple(self, instr: Instruction, r: _Instr) -> None:
+        """A tuple's operands, one for each element of the tuple shape it writes."""
+        written = _no_comments(r.shape_text[0]).strip()  # type: ignore[index]
+        if not written.startswith("("):
+            return
+        inner = written[1:-1]
+        count = len(lexicon.split_top_level(inner)) if inner.strip() else 0
+        if count != len(r.names):
+            raise self.error(instr, r.text, r.operands_at - 1,
+                             f"expects {count} operands, but has {len(r.names)} operands")
 
     def _check_layout_constraints(self, instr: Instruction, r: _Instr, shapes: list[Shape],
                                   local: dict[str, Instruction]) -> None:
@@ -709,6 +761,15 @@ class _Checker:
                 at = next(vat for k, _a, _v, vat in r.attrs if k == "calls")
                 raise self.error(instr, r.text, at, f"Expect async_wrapped_computation to be {theirs}, "
                                  f"but got {attrs['calls']}")
+
+
+def _inline(instr: Instruction, base: int) -> dict[int, tuple[int, str]] | None:
+    """The operands ``instr`` writes as instructions, placed in a text that starts at ``base``
+    in the source."""
+    written = instr.inline_operands
+    if not written:
+        return None
+    return {start - base: (end - base, name) for start, end, name in written}
 
 
 def _execution_thread(op: Instruction, local: dict[str, Instruction]) -> str | None:

@@ -263,6 +263,26 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("output_to_operand_aliasing with a kind", module(
         '  p = f32[] parameter(0)\n  ROOT r = (f32[]) custom-call(p), custom_call_target="x", '
         "output_to_operand_aliasing={{0}: (0, {}, must-alias)}\n"), 11, 99, "Expected format"),
+    # a shape left out where XLA's parser cannot work it out
+    ("parameter without its shape", module("  p = parameter(0)\n  ROOT r = f32[] negate(p)\n"),
+     10, 7, "cannot infer shape for opcode: parameter"),
+    ("all-reduce without its shape", module("  p = f32[4] parameter(0)\n  ROOT r = all-reduce(p), to_apply=add\n"),
+     11, 12, "cannot infer shape for opcode: all-reduce"),
+    ("tuple with more operands than its shape", module("  p = f32[] parameter(0)\n  ROOT t = (f32[], f32[]) tuple(p, p, p)\n"),
+     11, 32, "expects 2 operands, but has 3 operands"),
+    # instructions written as operands (XLA's nested form): each is checked as one of its own
+    ("constant written as an operand without its shape", module(
+        "  ROOT r = f32[2] add(f32[2] constant({1, 2}), constant({3, 4}))\n"),
+     10, 48, "cannot infer shape for opcode: constant"),
+    ("broadcast of an array written as an operand", module(
+        "  p = f32[2] parameter(0)\n  ROOT r = f32[2,2] negate(f32[2,2] broadcast(f32[2] p))\n"),
+     11, 56, "attribute dimensions is expected but not seen"),
+    ("parameter number written twice, once as an operand", module(
+        "  p = f32[] parameter(0)\n  ROOT r = f32[] add(f32[] parameter(0), p)\n"),
+     11, 38, "Duplicate parameter number 0"),
+    ("operand count of an instruction written as an operand", module(
+        "  p = f32[] parameter(0)\n  ROOT r = f32[] negate(f32[] add(p))\n"),
+     11, 34, "expects 2 operands, but has 1 operands"),
 ]
 
 
@@ -377,6 +397,16 @@ ACCEPTED: list[tuple[str, str]] = [
         '  p = f32[] parameter(0)\n  ROOT r = (f32[]) custom-call(p), custom_call_target="x", '
         "output_to_operand_aliasing={ /* c */ {0,}: (0, {}), }\n",
         head="HloModule m, input_output_alias={{}:(0,{},may-alias),}\n\n")),
+    ("shapes left out where XLA works them out", module(
+        "  p = f32[4] parameter(0)\n  n = negate(p)\n  t = tuple(n, p)\n  ROOT g = get-tuple-element(t), index=0\n")),
+    ("instructions written as operands", module(
+        "  ROOT root = add(f32[10] parameter(0), multiply(f32[10] parameter(1), f32[10] parameter(2)))\n")),
+    ("a tuple written as an operand", module(
+        "  ROOT r = ((f32[10], f16[10])) tuple(\n    (f32[10], f16[10]) tuple(f32[10] parameter(0), f16[10] parameter(1)))\n")),
+    ("broadcast of a scalar written as an operand", module(
+        "  ROOT root = f32[10,10] sqrt(f32[10,10] broadcast(f32[] parameter(0)))\n")),
+    ("an instruction written as an operand of a collective", module(
+        "  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(f32[4] /* in place */ negate(p)), to_apply=add\n")),
 ]
 
 
