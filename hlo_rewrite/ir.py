@@ -230,6 +230,9 @@ class Instruction:
     written_in: _Rare[Instruction | None] = _Rare("host")
     #: the instructions written inside this one's text, in order (they stand just before it)
     holds: _Rare[list[Instruction] | None] = _Rare("members")
+    #: a parameter XLA's parser makes for an operand of a text that is one instruction: it is
+    #: never printed (the instruction names its shape in its operand list)
+    implied: _Rare[bool] = _Rare("implied", False)
 
     def hold(self, members: list[Instruction]) -> None:
         """Note that ``members`` are written inside this instruction's text."""
@@ -919,6 +922,8 @@ class Module:
         self._fresh_counters: dict[str, int] = {}
         self._source_words: dict[str, bool] = {}
         self.edits = 0
+        #: the text is one instruction, which XLA's parser makes a module of (ENTRY ``_``)
+        self.single_instruction = False
 
     @property
     def style(self) -> Style:

@@ -135,7 +135,9 @@ def _computation_segments(comp: Computation, style: Style) -> list[Segment]:
     span = comp.source_span
     source = comp.module.source if comp.module is not None else ""
     out.append((span[0], span[0] + len(head)) if span is not None and source.startswith(head, span[0]) else head)
-    at_line_start = head.endswith(("\n", "\r"))
+    # a computation without a head (a text that is one instruction) starts where its text does
+    at_line_start = head.endswith(("\n", "\r")) or not head and (
+        span is None or span[0] == 0 or source[span[0] - 1] in "\n\r")
     last_printed = False
     for item in comp.source_runs():
         if isinstance(item, tuple):
@@ -144,8 +146,9 @@ def _computation_segments(comp: Computation, style: Style) -> list[Segment]:
                 out[-1] = (prev[0], item[1])
             else:
                 out.append(item)
-            at_line_start = source[item[1] - 1] in "\n\r"
-            last_printed = False
+            if item[1] > item[0]:  # (instructions without text of their own make empty runs)
+                at_line_start = source[item[1] - 1] in "\n\r"
+                last_printed = False
             continue
         text = instruction_text(item, style)
         if not at_line_start and item.text is None:
@@ -220,7 +223,9 @@ def detect_style(module: Module) -> Style:
     if nl > 0 and source[nl - 1] == "\r":
         style.newline = "\r\n"
     entry = module.entry
-    first = entry.instructions[0] if entry.instructions else None
+    # the first with text of its own (one written as an operand, or a parameter made for an
+    # operand, has none)
+    first = next((i for i in entry.instructions if i.text), None)
     if first is not None and first.text is not None:
         text = first.text
         head = text.lstrip(" \t\r\n")

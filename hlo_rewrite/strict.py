@@ -364,8 +364,9 @@ class _Checker:
             for offset, message in _escape_problems(head):
                 raise self._header_error(offset, message)
         results: dict[str, tuple[int, str]] = {}
-        for offset, message in head_problems(self.module, attrs, results):
-            raise self._header_error(offset, message)
+        if not self.module.single_instruction:  # (a text that is one instruction has no heads)
+            for offset, message in head_problems(self.module, attrs, results):
+                raise self._header_error(offset, message)
         for comp in self.module.computations:
             self.check_computation(comp)
             if comp.name in results:
@@ -432,10 +433,12 @@ class _Checker:
                 start = self.module.line_starts[instr.line - 1]
                 text = " " * (anon[0] - start) + source[anon[0] : anon[1]]
                 self.check_instruction(instr, text, local, params, _inline(instr, start), True)
-            elif text is not None:
+            elif text is not None and not instr.implied:
                 span = instr.source_span if instr.inline_operands is not None else None
                 inline = _inline(instr, span[0]) if span is not None else None
-                self.check_instruction(instr, text, local, params, inline)
+                # a text that is one instruction may leave out 'name ='
+                unnamed = self.module.single_instruction and _is_shape_start(text, lexicon.skip_trivia(text, 0))
+                self.check_instruction(instr, text, local, params, inline, unnamed)
             local[instr.name] = instr
 
     def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],

@@ -139,3 +139,14 @@ def test_instructions_written_as_operands_stay_as_written_when_a_pass_changes_an
     p.set_attr("sharding", "{replicated}")
     out = print_module(module)
     assert out == NESTED.replace("  p = f32[8] parameter(0)\n", "  p = f32[8] parameter(0), sharding={replicated}\n")
+
+
+def test_a_text_that_is_one_instruction_stays_one_instruction_when_a_pass_rewrites_it():
+    text = "ag = f32[8] all-gather(f32[4] p), dimensions={0}, replica_groups={}"
+    module = parse_module(text, "one.hlo")
+    run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
+    out = print_module(module)
+    assert out.startswith('ag = f32[8] custom-call(f32[4] p), custom_call_target="AwsNeuronAllGather_f32", ')
+    assert out.count("\n") == 1 and out.endswith("}\n")
+    again = parse_module(out, "out.hlo", strict=True)
+    assert [(i.name, i.opcode) for i in again.entry.instructions] == [("p", "parameter"), ("ag", "custom-call")]

@@ -70,3 +70,16 @@ def test_xla_reads_the_lines_a_pass_gives_to_instructions_written_as_operands():
     run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
     out = print_module(module)
     assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))
+
+
+def test_xla_reads_a_rewritten_text_that_is_one_instruction_as_one_instruction():
+    from xla_syntax_cases import skeleton
+
+    from hlo_rewrite import parse_module, print_module
+    from hlo_rewrite.passes import PassOptions
+    from hlo_rewrite.pipeline import run_passes
+
+    module = parse_module("ag = f32[8] all-gather(f32[4] p), dimensions={0}, replica_groups={}", "one.hlo")
+    run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
+    out = print_module(module)
+    assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))

@@ -208,6 +208,22 @@ READS: dict[str, tuple[str, dict]] = {
          "e": ([("p", "parameter", []), ("negate.anon", "negate", ["p"]),
                 ("t", "call", ["negate.anon"])], "t")},
     ),
+    # a text that is one instruction: XLA's parser makes a module of it, ENTRY '_' with that
+    # instruction as its root and a parameter for each operand it names with a shape
+    "one_instruction": (
+        "%multiply = f32[2,4]{1,0} multiply(f32[2,4]{1,0} %broadcast, f32[2,4]{1,0} %x)",
+        {"_": ([("broadcast", "parameter", []), ("x", "parameter", []),
+                ("multiply", "multiply", ["broadcast", "x"])], "multiply")},
+    ),
+    "one_instruction_without_a_name_or_operand_names": (
+        "// canonical\nf32[2,4]{1,0} multiply(f32[2,4]{1,0}, f32[2,4]{1,0})\n",
+        {"_": ([("_0", "parameter", []), ("_1", "parameter", []), ("_", "multiply", ["_0", "_1"])], "_")},
+    ),
+    "one_instruction_with_an_operand_written_as_an_instruction": (
+        "ROOT m = f32[2] add(f32[2] negate(f32[2] x), x)",
+        {"_": ([("negate", "parameter", []), ("x", "parameter", []), ("negate.anon", "negate", ["x"]),
+                ("m", "add", ["negate.anon", "x"])], "m")},
+    ),
 }
 
 #: id -> (text, a part of the message, line, column)
@@ -303,6 +319,14 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  n = f32[] negate(f32[] negate(p))\n"
         "  ROOT negate.anon = f32[] negate(n)\n}\n",
         "instruction 'negate.anon' is defined twice", 5, 3,
+    ),
+    "one_instruction_with_an_operand_without_its_shape": (
+        "%multiply = f32[2,4]{1,0} multiply(%broadcast, %x)",
+        "operand 'broadcast' has no shape", 1, 37,
+    ),
+    "two_instructions_without_a_computation": (
+        "param = f32[2,5,1,3] parameter(0)\ntranspose = f32[1,5,2,3] transpose(param), dimensions={2,1,0,3}\n",
+        "expected the end of the input after the instruction", 2, 1,
     ),
 }
 

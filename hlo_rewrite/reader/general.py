@@ -91,6 +91,8 @@ class TokenReader:
         # every instruction name read so far, module-wide (XLA's parser names the instructions
         # written as operands so that they differ from these)
         self.names_read: set[str] = set()
+        # a text that is one instruction: the parameters its operands have made, so far
+        self.implied: list[str] | None = None
 
     # ------------------------------------------------------------------ places
     @property
@@ -228,6 +230,8 @@ class TokenReader:
         w = self.word(pos)
         if w is not None and w.group() == "HloModule":
             prev_end = self._header(w.end())
+        elif self._one_instruction(pos):
+            return self._single(pos)
         comp_names: set[str] = set()
         entry: Computation | None = None
         while True:
@@ -257,6 +261,92 @@ class TokenReader:
             raise self.error(HloParseError, "expected a computation, found the end of the input", self.n)
         self._check_callees()
         return mod
+
+    def _one_instruction(self, pos: int) -> bool:
+        """Whether a text without an ``HloModule`` line is one instruction rather than
+        computations: it starts with ``ROOT``, ``name =`` or a shape. (XLA's parser takes any text
+        whose second token is not ``{`` for one; a computation with a signature but no
+        ``HloModule`` line is read as a computation here, and refused in strict mode.)"""
+        text = self.text
+        if text.startswith("(", pos):
+            return True
+        w = self.word(pos + text.startswith("%", pos))
+        if w is None or w.group() == "ENTRY":
+            return False
+        after = self.skip(w.end())
+        if w.group() == "ROOT" or text.startswith("=", after):
+            return True
+        return w.group() in ELEMENT_TYPES and text.startswith("[", after)
+
+    def _single(self, pos: int) -> Module:
+        """A text that is one instruction, which XLA's parser makes a module of: an ENTRY
+        computation ``_`` whose root it is, each operand it names with a shape and does not define
+        a parameter of that name (``_0``, ``_1``, ... for a shape written alone)."""
+        text = self.text
+        mod = self.module
+        mod.single_instruction = True
+        comp = Computation("_", is_entry=True, head="", line=self.line_of(pos))
+        mod.add_computation(comp)
+        self.implied = []
+        nested: list[dict] = []
+        w = self.word(pos)
+        if text.startswith("(", pos) or w is not None and w.group() in ELEMENT_TYPES:
+            # no 'name =': XLA names the instruction after the module, '_'
+            fields, last = self._rhs(pos, nested, True)
+            line = self.line_of(pos)
+            fields.update(name="_", is_root=False, line=line, column=pos - self.starts[line - 1] + 1)
+        else:
+            fields, last, nested = self._instruction(pos)
+        after = self.skip(last)
+        if after < self.n:
+            raise self.error(HloParseError, f"expected the end of the input after the instruction, found "
+                             f"{self._found(after)}: a text without an 'HloModule' line that starts with "
+                             "an instruction is that one instruction", after)
+        item_start = self._item_start(pos, 0)
+        end = self._item_end(last)
+        instructions: list[Instruction] = []
+        by_name: dict[str, Instruction] = {}
+        made = [self._written_inside(f, item_start, comp, by_name, instructions) for f in nested]
+        inline = fields.pop("inline", None)
+        instr = Instruction.from_text_span(
+            **fields, nlines=self.line_of(max(end - 1, pos)) - self.line_of(item_start) + 1,
+            span=(item_start, end), computation=comp,
+        )
+        members = [m for m in made if not m.implied]
+        if inline:
+            instr.inline_operands = inline
+        if members:
+            instr.hold(members)
+        if item_start:
+            instr.prefix = text[:item_start]
+        if instr.name in by_name:
+            raise self.error(HloVerifyError, f"instruction '{instr.name}' is defined twice", pos)
+        instructions.append(instr)
+        by_name[instr.name] = instr
+        comp.tail = text[end:]
+        self._check_operands(comp, instructions, by_name)
+        comp.fill(instructions, by_name)
+        comp.source_span = (0, self.n)
+        if instr.opcode not in NON_CALLER_OPCODES:
+            for callee in attributes.called_computation_names(instr.attrs):
+                raise self.error(HloVerifyError, f"'{instr.name}' calls computation '{callee}', which is not "
+                                 "defined (a text that is one instruction has no other computation)",
+                                 self._name_offset(instr, callee))
+        return mod
+
+    def _implied(self, name: str, shape: str, at: int) -> dict:
+        """The parameter XLA's parser makes for an operand ``shape name`` (``name`` empty: a
+        shape written alone) of a text that is one instruction."""
+        assert self.implied is not None
+        number = len(self.implied)
+        name = name or f"_{number}"
+        line = self.line_of(at)
+        fields = {"name": name, "opcode": "parameter", "shape": shape, "operands": [], "attrs": [],
+                  "is_root": False, "line": line, "column": at - self.starts[line - 1] + 1,
+                  "attrs_span": (at, at), "payload": str(number), "implied": True, "anon": (at, at)}
+        self.implied.append(name)
+        self.names_read.add(name)
+        return fields
 
     def _header(self, pos: int) -> int:
         """``HloModule`` ends just before ``pos``: read the name and attributes; returns where
@@ -418,11 +508,17 @@ class TokenReader:
         no text of its own (its text is inside that one's) and stands just before it."""
         anon = fields.pop("anon")
         inline = fields.pop("inline", None)
+        implied = fields.pop("implied", False)
         name = fields["name"]
         if name in by_name:
             raise self.error(HloVerifyError, f"instruction '{name}' is defined twice in computation '{comp.name}'",
                              anon[0])
         instr = Instruction.from_text_span(**fields, nlines=1, span=(at, at), computation=comp)
+        if implied:
+            instr.implied = True
+            instructions.append(instr)
+            by_name[name] = instr
+            return instr
         instr.anonymous_span = anon
         if inline:
             instr.inline_operands = inline
@@ -553,6 +649,14 @@ class TokenReader:
                 if name is not None:
                     names.append(name)
                     continue
+            if m is None and self.implied is not None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
+                # a shape written alone: a parameter of its own, '_N'
+                first = self.skip(base + at)
+                fields = self._implied("", cleaned, first)
+                nested.append(fields)
+                inline.append((first, self._shape(first)[0], fields["name"]))
+                names.append(fields["name"])
+                continue
             if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
                 # XLA's parser reads the shape and drops the operand
                 raise self.error(HloParseError, f"operand has a shape but no name: '{cleaned.strip()[:40]}'",
@@ -571,6 +675,12 @@ class TokenReader:
                 # XLA's lexer reads the word as an element type and drops the operand
                 raise self.error(HloParseError, f"operand '{name}' is spelled like an element type; write it "
                                  f"'%{name}' (XLA's parser does not read it as an operand)", where)
+            if self.implied is not None and name not in self.names_read:
+                if not before:
+                    raise self.error(HloParseError, f"operand '{name}' has no shape: in a text that is one "
+                                     "instruction, an operand it does not define names its shape (XLA: "
+                                     "\"Operand had no shape in HLO text\")", where)
+                nested.append(self._implied(name, before, where))
             names.append(name)
         return names
 
@@ -580,11 +690,15 @@ class TokenReader:
         the operand is not written so."""
         text = self.text
         pos = self.skip(start)
-        shape_end, _ = self._shape(pos)
+        shape_end, shape = self._shape(pos)
         q = self.skip(shape_end)
         w = self.word(q)
         if w is None or not text.startswith("(", self.skip(w.end())) or self.skip(w.end()) >= end:
             return None
+        if self.implied is not None and shape is not None and w.group() not in self.names_read:
+            # XLA's parser first reads 'shape opcode' as an operand it does not know, and makes a
+            # parameter of that name before it reads the instruction instead
+            nested.append(self._implied(w.group(), shape, q))
         fields, last = self._rhs(pos, nested, False)
         after = self.skip(last)
         opcode = fields["opcode"]

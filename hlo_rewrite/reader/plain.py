@@ -457,6 +457,8 @@ class Scanner:
                     i = j + 1
                     continue
                 m = COMP_START.match(line)
+                if m is None and mod.name is None and not mod.computations:
+                    raise NotPlain  # no header, no computation: perhaps a text that is one instruction
                 if m is None:
                     self._grammar_error(i, i)
                     raise self.error(
