@@ -565,6 +565,8 @@ class Computation:
         """Instructions written as operands of another (XLA's nested form) print inside that
         one's text while it and they stand as written. Once a pass has changed, moved or removed
         any of them, each one left is printed on a line of its own, under its name."""
+        if self.module is None or not self.module.writes_inline:
+            return  # (the common case: no instruction is written so, nothing to look at)
         groups = [i for i in self.instructions if i.holds is not None or i.written_in is not None]
         if not groups:
             return
@@ -924,6 +926,8 @@ class Module:
         self.edits = 0
         #: the text is one instruction, which XLA's parser makes a module of (ENTRY ``_``)
         self.single_instruction = False
+        #: some operand is written as an instruction (XLA's nested form; ``Computation.settle_inline``)
+        self.writes_inline = False
 
     @property
     def style(self) -> Style:

@@ -520,6 +520,7 @@ class TokenReader:
             by_name[name] = instr
             return instr
         instr.anonymous_span = anon
+        self.module.writes_inline = True
         if inline:
             instr.inline_operands = inline
         instructions.append(instr)
