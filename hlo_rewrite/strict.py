@@ -295,26 +295,19 @@ class _Checker:
             shape_at = pos
             written = inline.get(pos)
             if written is not None:  # an instruction written as the operand: checked on its own
-                end, name = written
-                r.operands.append((None, pos, name, pos))  # type: ignore[union-attr]
-                r.names.append(name)
-                pos = lexicon.skip_trivia(text, end)
-                if pos >= r.operands_end:
-                    return
-                if text[pos] != ",":
-                    raise self.error(instr, text, pos, "expects ',' or ')' after an operand")
-                pos = lexicon.skip_trivia(text, pos + 1)
-                continue
-            if text.startswith("(", pos) or _is_shape_start(text, pos):
-                end = self._shape_end(instr, text, pos)
-                shape = text[pos:end]
-                pos = lexicon.skip_trivia(text, end)
-            m = _NAME_AT.match(text, pos)
-            if m is None or m.end() > r.operands_end:
-                raise self.error(instr, text, pos, "expects an operand name")
-            r.operands.append((shape, shape_at, m.group(1), pos))  # type: ignore[union-attr]
-            r.names.append(m.group(1))
-            pos = lexicon.skip_trivia(text, m.end())
+                after, name = written
+            else:
+                if text.startswith("(", pos) or _is_shape_start(text, pos):
+                    end = self._shape_end(instr, text, pos)
+                    shape = text[pos:end]
+                    pos = lexicon.skip_trivia(text, end)
+                m = _NAME_AT.match(text, pos)
+                if m is None or m.end() > r.operands_end:
+                    raise self.error(instr, text, pos, "expects an operand name")
+                after, name = m.end(), m.group(1)
+            r.operands.append((shape, shape_at, name, pos))  # type: ignore[union-attr]
+            r.names.append(name)
+            pos = lexicon.skip_trivia(text, after)
             if pos >= r.operands_end:
                 return
             if text[pos] != ",":

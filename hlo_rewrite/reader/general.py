@@ -112,6 +112,11 @@ class TokenReader:
         src = self.text[begin:end].rstrip("\r\n")
         return cls(message, filename=self.filename, line=line, column=offset - begin + 1, source_line=src)
 
+    def place(self, offset: int) -> tuple[int, int]:
+        """(line, column) of ``offset``."""
+        line = self.line_of(offset)
+        return line, offset - self.starts[line - 1] + 1
+
     def _item_start(self, first: int, prev_end: int) -> int:
         """Where an item whose first token is at ``first`` starts: its line's start when only
         blanks stand before it on that line (after the previous item), else ``prev_end``."""
@@ -293,8 +298,8 @@ class TokenReader:
         if text.startswith("(", pos) or w is not None and w.group() in ELEMENT_TYPES:
             # no 'name =': XLA names the instruction after the module, '_'
             fields, last = self._rhs(pos, nested, True)
-            line = self.line_of(pos)
-            fields.update(name="_", is_root=False, line=line, column=pos - self.starts[line - 1] + 1)
+            line, column = self.place(pos)
+            fields.update(name="_", is_root=False, line=line, column=column)
         else:
             fields, last, nested = self._instruction(pos)
         after = self.skip(last)
@@ -306,17 +311,7 @@ class TokenReader:
         end = self._item_end(last)
         instructions: list[Instruction] = []
         by_name: dict[str, Instruction] = {}
-        made = [self._written_inside(f, item_start, comp, by_name, instructions) for f in nested]
-        inline = fields.pop("inline", None)
-        instr = Instruction.from_text_span(
-            **fields, nlines=self.line_of(max(end - 1, pos)) - self.line_of(item_start) + 1,
-            span=(item_start, end), computation=comp,
-        )
-        members = [m for m in made if not m.implied]
-        if inline:
-            instr.inline_operands = inline
-        if members:
-            instr.hold(members)
+        instr = self._built(fields, nested, pos, (item_start, end), comp, by_name, instructions)
         if item_start:
             instr.prefix = text[:item_start]
         if instr.name in by_name:
@@ -340,9 +335,9 @@ class TokenReader:
         assert self.implied is not None
         number = len(self.implied)
         name = name or f"_{number}"
-        line = self.line_of(at)
+        line, column = self.place(at)
         fields = {"name": name, "opcode": "parameter", "shape": shape, "operands": [], "attrs": [],
-                  "is_root": False, "line": line, "column": at - self.starts[line - 1] + 1,
+                  "is_root": False, "line": line, "column": column,
                   "attrs_span": (at, at), "payload": str(number), "implied": True, "anon": (at, at)}
         self.implied.append(name)
         self.names_read.add(name)
@@ -471,15 +466,7 @@ class TokenReader:
             fields, last, nested = self._instruction(pos)
             item_start = self._item_start(pos, prev_end)
             end = self._item_end(last)
-            members = [self._written_inside(f, item_start, comp, by_name, instructions) for f in nested]
-            inline = fields.pop("inline", None)
-            instr = Instruction.from_text_span(
-                **fields, nlines=self.line_of(max(end - 1, pos)) - self.line_of(item_start) + 1,
-                span=(item_start, end), computation=comp,
-            )
-            if members:
-                instr.inline_operands = inline
-                instr.hold(members)
+            instr = self._built(fields, nested, pos, (item_start, end), comp, by_name, instructions)
             if item_start > prev_end:
                 instr.prefix = text[prev_end:item_start]
             if instr.name in by_name:
@@ -502,6 +489,24 @@ class TokenReader:
         comp.source_span = (start, end)
         return comp
 
+    def _built(self, fields: dict, nested: list[dict], pos: int, span: tuple[int, int], comp: Computation,
+               by_name: dict[str, Instruction], instructions: list[Instruction]) -> Instruction:
+        """The instruction read at ``pos`` (its ``fields``) whose text is ``span``, after the
+        instructions ``nested`` holds: those written in its operand list, and the parameters its
+        operands make in a text that is one instruction. Only it is added to the lists."""
+        made = [self._written_inside(f, span[0], comp, by_name, instructions) for f in nested]
+        inline = fields.pop("inline", None)
+        instr = Instruction.from_text_span(
+            **fields, nlines=self.line_of(max(span[1] - 1, pos)) - self.line_of(span[0]) + 1,
+            span=span, computation=comp,
+        )
+        members = [m for m in made if not m.implied]
+        if inline:
+            instr.inline_operands = inline
+        if members:
+            instr.hold(members)
+        return instr
+
     def _written_inside(self, fields: dict, at: int, comp: Computation, by_name: dict[str, Instruction],
                         instructions: list[Instruction]) -> Instruction:
         """An instruction written as an operand of the one whose text starts at ``at``: it has
@@ -516,13 +521,11 @@ class TokenReader:
         instr = Instruction.from_text_span(**fields, nlines=1, span=(at, at), computation=comp)
         if implied:
             instr.implied = True
-            instructions.append(instr)
-            by_name[name] = instr
-            return instr
-        instr.anonymous_span = anon
-        self.module.writes_inline = True
-        if inline:
-            instr.inline_operands = inline
+        else:
+            instr.anonymous_span = anon
+            self.module.writes_inline = True
+            if inline:
+                instr.inline_operands = inline
         instructions.append(instr)
         by_name[name] = instr
         return instr
@@ -583,9 +586,7 @@ class TokenReader:
         fields, last = self._rhs(self.skip(pos), nested, True)
         fields["name"] = name
         fields["is_root"] = is_root
-        line = self.line_of(name_at)
-        fields["line"] = line
-        fields["column"] = name_at - self.starts[line - 1] + 1
+        fields["line"], fields["column"] = self.place(name_at)
         self.names_read.add(name)
         return fields, last, nested
 
@@ -714,8 +715,8 @@ class TokenReader:
                              f"('{fields['opcode']}(...)'), found {self._found(after)}: such an instruction takes "
                              "no attributes", after)
         name = self._anonymous_name(fields["opcode"])
-        line = self.line_of(pos)
-        fields.update(name=name, is_root=False, line=line, column=pos - self.starts[line - 1] + 1, anon=(pos, last))
+        line, column = self.place(pos)
+        fields.update(name=name, is_root=False, line=line, column=column, anon=(pos, last))
         nested.append(fields)
         inline.append((pos, last, name))
         return name
