@@ -1,6 +1,21 @@
-"""``python -m hlo_rewrite`` runs the command line, and names itself so in its help."""
+"""The ``hlo-rewrite`` console script, and ``python -m hlo_rewrite``, which names itself so in
+its help: a large input is read early (:mod:`hlo_rewrite.early`) while the command line's
+modules load, then :func:`hlo_rewrite.cli.console_main` runs."""
 
-from .cli import console_main
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+
+def console_main(prog_name: str = "hlo-rewrite") -> NoReturn:
+    from .early import begin
+
+    begin(sys.argv[1:])
+    from .cli import console_main as run
+
+    run(prog_name=prog_name)
+
 
 if __name__ == "__main__":
     console_main(prog_name="python -m hlo_rewrite")

@@ -14,19 +14,19 @@ line's (``outputs.py``); nothing here writes a file.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import time
 from collections.abc import Generator, Sequence
 from typing import NamedTuple
 
-from . import formats
+from . import early, formats
 from .errors import ExitCode, HloError, HloInternalError, clarified
 from .io import check_not_foreign
 from .passes import PassOptions
 from .pipeline import run_passes
 from .printer import Printed, render
 from .reader import parse_module
+from .reader.parallel import usable_cpus
 from .report import ErrorInfo, FileResult, ModuleResult
 
 #: a UTF-8 byte-order mark: accepted before a module, and kept in its output
@@ -175,7 +175,8 @@ def process_data(name: str, path: str, data: bytes | None, job: Job, target: Tar
     format they are; never raises."""
     res = FileResult(name=name, path=path)
     try:
-        doc = formats.map_hlo_text(path, name) if data is None else None  # a large HLO text file
+        # a large HLO text file (read while the command started, when it guessed this input)
+        doc = (early.take(path, name) or formats.map_hlo_text(path, name)) if data is None else None
         if doc is None:
             if data is None:
                 data = formats.read_bytes(path)
@@ -242,14 +243,6 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def usable_cpus() -> int:
-    """The processors this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
                  ) -> Generator[FileResult, None, None]:
     """Results in input order, computed here or in ``jobs`` worker processes.
@@ -259,6 +252,8 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     """
     # one file at a time: the reading of a large module may use the other cores
     alone = job._replace(processes=usable_cpus())
+    if stdin_data is not None or (jobs > 1 and len(inputs) > 1):
+        early.drop()  # no input of this run is read here, as a whole: see process_data
     if stdin_data is not None:
         yield process_data("<stdin>", "-", stdin_data, alone, inputs[0].target if inputs else DEFAULT_TARGET)
         return

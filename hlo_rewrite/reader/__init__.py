@@ -83,9 +83,9 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
 
 
 def _read(text: str, filename: str | None, strict: bool, processes: int) -> Module:
-    # the workers start first, so that they check while everything else is done here
-    prechecked = (parallel.start(text, processes) if processes > 1 and Scanner.check_blocks and not strict
-                  else None)
+    # the workers start first, so that they check while everything else is done here (called
+    # with one process too: it ends workers started early for another reading)
+    prechecked = parallel.start(text, processes if Scanner.check_blocks and not strict else 1)
     try:
         if not looks_plain(text):
             if prechecked is not None:

@@ -15,6 +15,10 @@ ended unheard).
 A worker that fails in any way (killed, out of memory, an exception) costs only time: the
 reader then checks that stretch itself. Workers are ended with the reading, whatever ends it.
 
+The command can start the workers even sooner, while its own modules load (:func:`begin`,
+:mod:`hlo_rewrite.early`): the reader then takes them over when it is given that very text, and
+any other reading ends them.
+
 Forking is safe only in a process with one thread (another thread may hold a lock the worker
 would need), so workers are forked only on Linux, where ``/proc`` tells how many threads the
 process has, and only when it has one: the command does, a program that embeds the library
@@ -23,7 +27,9 @@ and runs threads (or has loaded jaxlib) reads in one process.
 
 from __future__ import annotations
 
+import atexit
 import enum
+import gc
 import marshal
 import os
 import re
@@ -45,6 +51,10 @@ MAX_PROCESSES: Final = 8
 #: the part of the text the reader checks itself (when it has one worker; with more, less):
 #: it also does the rest of the reading, and takes in the workers' findings
 OWN_SHARE_OF_TWO: Final = 0.41
+
+#: the same for workers started while the command's modules load (:func:`begin`): they check
+#: for that long before the reader can, so they take more (measured: docs/performance.md)
+EARLY_OWN_SHARE_OF_TWO: Final = 0.35
 
 
 class _Missing(enum.Enum):
@@ -104,14 +114,73 @@ class Prechecked:
                 worker.results = {}
 
 
+#: workers started by :func:`begin`, with their text and the process that started them, until
+#: :func:`start` takes them over or ends them
+_early: tuple[str, Prechecked, int] | None = None
+
+
 def start(text: str, processes: int) -> Prechecked | None:
     """Fork up to ``processes - 1`` workers checking the bodies of the later stretches of
-    ``text``; None when the text is too small, or forking is not possible."""
+    ``text``; None when the text is too small, or forking is not possible.
+
+    Workers :func:`begin` started for this very text (the same object) are taken over instead;
+    any others are ended first: only one reading has workers at a time."""
+    early = _take_early()
+    if early is not None:
+        early_text, prechecked = early
+        if early_text is text and processes > 1:
+            return prechecked
+        prechecked.close()
+    return _start(text, processes, OWN_SHARE_OF_TWO)
+
+
+def begin(text: str, processes: int) -> bool:
+    """Start the workers for ``text`` before the reading does (the command, while its modules
+    load: :mod:`hlo_rewrite.early`); :func:`start` takes them over. They are ended at exit if
+    nothing does. Whether any started."""
+    global _early
+    end()
+    prechecked = _start(text, processes, EARLY_OWN_SHARE_OF_TWO)
+    if prechecked is None:
+        return False
+    if not _ending_registered:
+        _register_ending()
+    _early = (text, prechecked, os.getpid())
+    return True
+
+
+def end() -> None:
+    """End the workers :func:`begin` started, if no reading took them over."""
+    early = _take_early()
+    if early is not None:
+        early[1].close()
+
+
+def _take_early() -> tuple[str, Prechecked] | None:
+    """The workers :func:`begin` started, forgotten here; None when there are none, or they
+    are another process's (this one was forked after they were)."""
+    global _early
+    early, _early = _early, None
+    if early is None or early[2] != os.getpid():
+        return None
+    return early[0], early[1]
+
+
+_ending_registered = False
+
+
+def _register_ending() -> None:
+    global _ending_registered
+    atexit.register(end)
+    _ending_registered = True
+
+
+def _start(text: str, processes: int, own_share_of_two: float) -> Prechecked | None:
     # each process gets a few MB at least, and a many-core machine does not fork dozens
     processes = min(processes, MAX_PROCESSES, max(1, len(text) // max(1, PARALLEL_MIN_BYTES // 2)))
     if processes < 2 or len(text) < PARALLEL_MIN_BYTES or not single_threaded():
         return None
-    own = OWN_SHARE_OF_TWO * 2 / processes
+    own = own_share_of_two * 2 / processes
     # the reader's own stretch, then stretches of about equal size in bytes for the workers,
     # each cut where a header line ends (its body follows)
     cuts: list[int] = []
@@ -130,6 +199,14 @@ def start(text: str, processes: int) -> Prechecked | None:
         Prechecked(workers).close()
         raise
     return Prechecked(workers) if workers else None
+
+
+def usable_cpus() -> int:
+    """The processors this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def single_threaded() -> bool:
@@ -167,6 +244,7 @@ def _fork(text: str, cut: int, end: int) -> _Worker | None:
     if pid == 0:  # the worker: check, send, and leave without running any of the caller's code
         try:
             os.close(read_fd)
+            gc.disable()  # it frees nothing before it leaves (the reader disables it too)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             # marshal: built in (nothing to import on either side), as fast as pickle for
