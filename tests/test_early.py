@@ -263,27 +263,54 @@ def test_the_command_takes_the_workers_started_early_over(large, tmp_path):
     assert out.read_text() == open(large).read()
 
 
-def test_a_usage_error_leaves_no_worker_behind(large, tmp_path):
-    """The workers start before the options are read; the command ends them when it stops."""
-    probe = (
-        "import os, sys\n"
-        "from hlo_rewrite.reader import parallel\n"
-        "pids = []\n"
-        "fork = parallel._fork\n"
-        "def spy(*a):\n"
-        "    w = fork(*a)\n"
-        "    pids.append(w.pid)\n"
-        "    return w\n"
-        "parallel._fork = spy\n"
-        "import atexit\n"
-        "def report():\n"
-        "    print(pids)\n"
-        "atexit.register(report)\n"  # runs after the ending (registered later, run first)
-        "from hlo_rewrite.__main__ import console_main\n"
-        "console_main()\n"
-    )
-    done = _run(["-c", probe], [large, "--no-such-option"], tmp_path)
-    assert done.returncode == 2 and "no-such-option" in done.stderr
-    for pid in eval(done.stdout.strip()):  # noqa: S307 - a list of numbers printed above
+#: the command, printing at its end the process ids of the reading's workers it forked
+FORKS_PRINTED = (
+    "import os, sys\n"
+    "from hlo_rewrite.reader import parallel\n"
+    "pids = []\n"
+    "fork = parallel._fork\n"
+    "def spy(*a):\n"
+    "    w = fork(*a)\n"
+    "    pids.append(w.pid)\n"
+    "    return w\n"
+    "parallel._fork = spy\n"
+    "import atexit\n"
+    "def report():\n"
+    "    print(pids, file=sys.stderr)\n"
+    "atexit.register(report)\n"  # runs after the ending (registered later, run first)
+    "from hlo_rewrite.__main__ import console_main\n"
+    "console_main()\n"
+)
+
+
+def _forked_and_gone(done: subprocess.CompletedProcess) -> list[int]:
+    """The workers a run of :data:`FORKS_PRINTED` forked, each checked to be gone."""
+    pids = eval(done.stderr.strip().splitlines()[-1])  # noqa: S307 - a list of numbers printed above
+    for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+    return pids
+
+
+def test_a_usage_error_leaves_no_worker_behind(large, tmp_path):
+    """The workers start before the options are read; the command ends them when it stops."""
+    done = _run(["-c", FORKS_PRINTED], [large, "--no-such-option"], tmp_path)
+    assert done.returncode == 2 and "no-such-option" in done.stderr
+    assert len(_forked_and_gone(done)) == (1 if parallel.usable_cpus() > 1 else 0)
+
+
+def test_files_read_by_a_pool_leave_no_early_worker_behind(large, tmp_path):
+    """With -j and several files, each file is read whole in a pool process: the workers started
+    early for the large one do not outlive the run, and the outputs are those of a run without
+    them."""
+    small = tmp_path / "small.hlo"
+    small.write_text(_module(3))
+    outputs = []
+    for entry in (["-c", FORKS_PRINTED], ["-c", PLAIN]):
+        out = tmp_path / f"out{len(outputs)}"
+        done = _run(entry, ["-j", "2", large, str(small), "-o", f"{out}/"], tmp_path)
+        assert done.returncode == 0, done.stderr
+        outputs.append({p.name: p.read_text() for p in out.iterdir()})
+        if entry[1] is FORKS_PRINTED:
+            _forked_and_gone(done)
+    assert outputs[0] == outputs[1] and len(outputs[0]) == 2
