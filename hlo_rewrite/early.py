@@ -73,12 +73,15 @@ def begin(words: Sequence[str]) -> None:
     from .formats import map_hlo_text
     from .reader import parallel
 
+    processes = parallel.usable_cpus()
+    if processes < 2:
+        return  # read in one process: nothing to start, and the text would be decoded twice
     try:
         before = _identity(os.stat(path))
     except (OSError, ValueError):
         return
     doc = map_hlo_text(path, path)
-    if doc is None or not parallel.begin(doc.text, parallel.usable_cpus()):
+    if doc is None or not parallel.begin(doc.text, processes):
         return
     _read = (before, doc)
 

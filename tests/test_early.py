@@ -201,6 +201,18 @@ def test_a_reading_without_workers_ends_those_started_early(large, forks, strict
     _no_child_left()
 
 
+def test_with_one_usable_processor_nothing_is_read_early(large, forks, monkeypatch):
+    """The reading would run in one process: the file is not even decoded (it would be twice)."""
+    from hlo_rewrite import formats
+
+    decoded = []
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 1)
+    monkeypatch.setattr(formats, "map_hlo_text", lambda *a: decoded.append(a))
+    early.begin([large])
+    assert forks == [] and decoded == []
+    assert early.take(large, large) is None
+
+
 def test_what_is_not_plain_hlo_text_is_not_read_early(large, forks, tmp_path):
     zipped = tmp_path / "large.hlo.gz"
     zipped.write_bytes(gzip.compress(open(large, "rb").read(), compresslevel=1) + os.urandom(LIMIT))
