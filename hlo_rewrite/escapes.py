@@ -15,9 +15,9 @@ _HEX = "0123456789abcdefABCDEF"
 
 
 def c_unescape(text: str) -> str:
-    """The text between a string's quotes with its C escapes (``\\n``, ``\\"``,
-    octal, hex) decoded; an escape absl::CUnescape refuses is kept as written, or its value
-    cut to a byte (:func:`c_escape_problem` says which)."""
+    """The text between a string's quotes with its C escapes (``\\n``, ``\\"``, octal, hex,
+    ``\\u``/``\\U`` code points) decoded; an escape absl::CUnescape refuses is kept as written,
+    or its value cut to a byte (:func:`c_escape_problem` says which)."""
     i = text.find("\\")
     if i < 0:
         return text
@@ -81,7 +81,7 @@ def _escape_at(text: str, i: int) -> tuple[int, bytes, str | None]:
         code = int(digits, 16)
         if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
             return i + 2, as_written, f"\\{nxt}{digits} is not a Unicode code point"
-        return i + 2, as_written, None
+        return i + 2 + width, chr(code).encode("utf-8"), None
     return i + 2, as_written, f"unknown escape sequence \\{nxt}"
 
 

@@ -234,6 +234,10 @@ def test_c_escape_round_trip() -> None:
         assert c_unescape(c_escape(s)) == s
     assert c_escape("it's") == "it\\'s"
     assert c_unescape("\\101\\x42") == "AB"
+    # code points, as absl::CUnescape reads them: written again as the UTF-8 bytes they stand for
+    assert c_unescape("\\u00e9t\\U0001F600") == "\u00e9t\U0001F600"
+    assert c_escape(c_unescape("caf\\u00e9")) == "caf\\303\\251"
+    assert c_unescape("\\u00e") == "\\u00e"  # refused by absl: kept as written
 
 
 # ---------------------------------------------------------------------- errors
