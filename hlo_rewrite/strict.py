@@ -150,6 +150,12 @@ class _Instr:
         self.operands_end = 0
         self.attrs: list[tuple[str, int, str, int]] = []  # name, at, value, value_at
 
+    def value_at(self, key: str, default: int | None = None) -> int:
+        """Where the value of attribute ``key`` starts (``default`` when it is not written)."""
+        at = next((vat for k, _a, _v, vat in self.attrs if k == key), default)
+        assert at is not None, key
+        return at
+
 
 class _Checker:
     def __init__(self, module: Module) -> None:
@@ -660,12 +666,12 @@ class _Checker:
         if name in _ONE_DIMENSION and "dimensions" in attrs:
             dims = attrs["dimensions"]
             if len(dims) != 1:  # type: ignore[arg-type]
-                at = next(vat for k, _a, _v, vat in r.attrs if k == "dimensions")
+                at = r.value_at("dimensions")
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
         if name == "collective-permute" or name == "collective-permute-start":
             pairs = attrs.get("source_target_pairs", [])
             if any(len(p) != 2 for p in pairs):  # type: ignore[attr-defined]
-                at = next(vat for k, _a, _v, vat in r.attrs if k == "source_target_pairs")
+                at = r.value_at("source_target_pairs")
                 raise self.error(instr, r.text, at, "expects 'source_target_pairs=' to be a list of pairs")
             if "slice_sizes" in attrs and len(r.names) != 4:  # the in-place form; without it, any count
                 raise self.error(instr, r.text, r.operands_at - 1, "CollectivePermute and CollectivePermuteStart "
@@ -696,7 +702,7 @@ class _Checker:
                                   local: dict[str, Instruction]) -> None:
         """A custom-call's ``operand_layout_constraints``: one shape per operand, each
         compatible with that operand's."""
-        at = next(vat for k, _a, _v, vat in r.attrs if k == "operand_layout_constraints")
+        at = r.value_at("operand_layout_constraints")
         if len(shapes) != len(r.names):
             raise self.error(instr, r.text, at, f"Expected {len(r.names)} operand layout constraints, "
                              f"{len(shapes)} given")
@@ -721,7 +727,7 @@ class _Checker:
             called = attrs.get("calls")
             if isinstance(called, str):
                 if called in self.async_calls:
-                    at = next(vat for k, _a, _v, vat in r.attrs if k == "calls")
+                    at = r.value_at("calls")
                     raise self.error(instr, r.text, at, f"Computation {called} is called by more than one async op "
                                      f"('{self.async_calls[called]}' calls it too).")
                 self.async_calls[called] = instr.name
@@ -749,12 +755,12 @@ class _Checker:
         start_thread = _execution_thread(producer, local)
         thread = attrs.get("async_execution_thread", start_thread)
         if start_thread is not None and thread != start_thread:
-            at = next((vat for k, _a, _v, vat in r.attrs if k == "async_execution_thread"), r.opcode_at)
+            at = r.value_at("async_execution_thread", r.opcode_at)
             raise self.error(instr, r.text, at, f"Expect async_execution_thread to be {start_thread}, but got {thread}")
         if "calls" in attrs:
             theirs = _calls_of(producer, local)
             if theirs is not None and theirs != attrs["calls"]:
-                at = next(vat for k, _a, _v, vat in r.attrs if k == "calls")
+                at = r.value_at("calls")
                 raise self.error(instr, r.text, at, f"Expect async_wrapped_computation to be {theirs}, "
                                  f"but got {attrs['calls']}")
 
