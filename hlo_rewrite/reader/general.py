@@ -651,18 +651,18 @@ class TokenReader:
                 if name is not None:
                     names.append(name)
                     continue
-            if m is None and self.implied is not None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
-                # a shape written alone: a parameter of its own, '_N'
+            if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
+                if self.implied is None:
+                    # XLA's parser reads the shape and drops the operand
+                    raise self.error(HloParseError, f"operand has a shape but no name: '{cleaned.strip()[:40]}'",
+                                     base + at + len(piece))
+                # in a text that is one instruction, a shape written alone: a parameter of its own, '_N'
                 first = self.skip(base + at)
                 fields = self._implied("", cleaned, first)
                 nested.append(fields)
                 inline.append((first, self._shape(first)[0], fields["name"]))
                 names.append(fields["name"])
                 continue
-            if m is None and (cleaned.startswith("(") or _TYPE_BEFORE_DIMS.match(cleaned)):
-                # XLA's parser reads the shape and drops the operand
-                raise self.error(HloParseError, f"operand has a shape but no name: '{cleaned.strip()[:40]}'",
-                                 base + at + len(piece))
             if m is None:
                 raise self.error(HloParseError, f"expected an operand name, found {cleaned[:40]!r}",
                                  base + at + len(piece) - len(piece.lstrip()))
