@@ -39,9 +39,15 @@ def guess(words: Sequence[str]) -> str | None:
     not an option, nor the output option's value, and names a regular file of at least
     :data:`~hlo_rewrite.reader.parallel.PARALLEL_MIN_BYTES`; None when there is none or more
     than one (two names of one file count once)."""
+    found = _guessed(words)
+    return found[0] if found is not None else None
+
+
+def _guessed(words: Sequence[str]) -> tuple[str, os.stat_result] | None:
+    """:func:`guess`'s word, with what ``stat`` said of its file."""
     from .reader.parallel import PARALLEL_MIN_BYTES
 
-    found: dict[tuple[int, int], str] = {}
+    found: dict[tuple[int, int], tuple[str, os.stat_result]] = {}
     options = True
     after_output = False
     for word in words:
@@ -59,7 +65,7 @@ def guess(words: Sequence[str]) -> str | None:
         except (OSError, ValueError):
             continue
         if stat.S_ISREG(st.st_mode) and st.st_size >= PARALLEL_MIN_BYTES:
-            found.setdefault((st.st_dev, st.st_ino), word)
+            found.setdefault((st.st_dev, st.st_ino), (word, st))
     return next(iter(found.values())) if len(found) == 1 else None
 
 
@@ -67,8 +73,8 @@ def begin(words: Sequence[str]) -> None:
     """Read the input :func:`guess` finds in ``words`` and start its reading's workers; nothing
     when there is no such input, it is not plain HLO text, or it would be read in one process."""
     global _read
-    path = guess(words)
-    if path is None:
+    found = _guessed(words)
+    if found is None:
         return
     from .formats import map_hlo_text
     from .reader import parallel
@@ -76,20 +82,17 @@ def begin(words: Sequence[str]) -> None:
     processes = parallel.usable_cpus()
     if processes < 2:
         return  # read in one process: nothing to start, and the text would be decoded twice
-    try:
-        before = _identity(os.stat(path))
-    except (OSError, ValueError):
-        return
+    path, before = found
     doc = map_hlo_text(path, path)
     if doc is None or not parallel.begin(doc.text, processes):
         return
-    _read = (before, doc)
+    _read = (_identity(before), doc)
 
 
 def take(path: str, name: str) -> Document | None:
-    """The document read early, named ``name``, when it was read from ``path`` and the file
-    there is still the same and unchanged; None otherwise (the text read early is dropped
-    either way: it serves one reading)."""
+    """The document read early, named ``name``, when the file at ``path`` is the one it was
+    read from, unchanged; None otherwise (the text read early is dropped either way: it serves
+    one reading)."""
     global _read
     read, _read = _read, None
     if read is None:
@@ -99,7 +102,7 @@ def take(path: str, name: str) -> Document | None:
         same = _identity(os.stat(path)) == identity
     except (OSError, ValueError):
         same = False
-    if not same or os.path.abspath(path) != os.path.abspath(doc.name):
+    if not same:
         return None
     doc.name = name
     return doc

@@ -252,9 +252,8 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     """
     # one file at a time: the reading of a large module may use the other cores
     alone = job._replace(processes=usable_cpus())
-    if stdin_data is not None or (jobs > 1 and len(inputs) > 1):
-        early.drop()  # no input of this run is read here, as a whole: see process_data
     if stdin_data is not None:
+        early.drop()  # no file of the command line is read (see process_data)
         yield process_data("<stdin>", "-", stdin_data, alone, inputs[0].target if inputs else DEFAULT_TARGET)
         return
     if jobs <= 1 or len(inputs) <= 1:
@@ -263,6 +262,7 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    early.drop()  # each file is read whole in a pool process (see process_data)
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_signals)
     finished = False
     try:

@@ -117,6 +117,8 @@ class Prechecked:
 #: workers started by :func:`begin`, with their text and the process that started them, until
 #: :func:`start` takes them over or ends them
 _early: tuple[str, Prechecked, int] | None = None
+#: whether :func:`end` runs at exit (registered once, by the first :func:`begin`)
+_ending_registered = False
 
 
 def start(text: str, processes: int) -> Prechecked | None:
@@ -138,13 +140,14 @@ def begin(text: str, processes: int) -> bool:
     """Start the workers for ``text`` before the reading does (the command, while its modules
     load: :mod:`hlo_rewrite.early`); :func:`start` takes them over. They are ended at exit if
     nothing does. Whether any started."""
-    global _early
+    global _early, _ending_registered
     end()
     prechecked = _start(text, processes, EARLY_OWN_SHARE_OF_TWO)
     if prechecked is None:
         return False
     if not _ending_registered:
-        _register_ending()
+        atexit.register(end)
+        _ending_registered = True
     _early = (text, prechecked, os.getpid())
     return True
 
@@ -164,15 +167,6 @@ def _take_early() -> tuple[str, Prechecked] | None:
     if early is None or early[2] != os.getpid():
         return None
     return early[0], early[1]
-
-
-_ending_registered = False
-
-
-def _register_ending() -> None:
-    global _ending_registered
-    atexit.register(end)
-    _ending_registered = True
 
 
 def _start(text: str, processes: int, own_share_of_two: float) -> Prechecked | None:
