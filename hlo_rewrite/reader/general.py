@@ -25,6 +25,7 @@ from ..ir import Computation, Instruction, Module
 from ..lexicon import (
     IDENTIFIER,
     IDENTIFIER_RE,
+    STACK_TABLES,
     UnclosedError,
     brace_group_end,
     instruction_name_problem,
@@ -36,7 +37,7 @@ from ..opcodes import spec_of, split_async_opcode
 from ..shapes import ELEMENT_TYPES
 from .checks import header_problem, unknown_opcode_message
 from .lines import line_starts
-from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES, SECTION_WORDS
+from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES
 
 _WORD = IDENTIFIER_RE
 # blanks, line ends and complete comments, as many as there are
@@ -244,7 +245,7 @@ class TokenReader:
             if pos >= self.n:
                 break
             w = self.word(pos)
-            if w is not None and w.group() in SECTION_WORDS:
+            if w is not None and w.group() in STACK_TABLES:
                 prev_end = self._section(w.end())
                 continue
             if w is not None and w.group() == "HloModule":

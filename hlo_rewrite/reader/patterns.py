@@ -11,7 +11,7 @@ import re
 import sys
 from operator import itemgetter
 
-from ..lexicon import IDENTIFIER, STACK_TABLES
+from ..lexicon import IDENTIFIER
 from ..opcodes import ALL_CALLEE_ATTRS, OPCODE_NAMES
 from ..regex import lazy_pattern
 
@@ -64,7 +64,6 @@ NEW_INSTRUCTION = lazy_pattern(
 # `, key=%name` or `, key={%a, %b}` for the attributes that name computations
 CALLEE_VALUES = re.compile(r",[ \t]*(" + _CALLEES + r")=(?:%?(" + IDENT + r")|\{([^{}]*)\})")
 NEXT_IS_NAME = lazy_pattern(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
-SECTION_WORDS = STACK_TABLES
 #: opcodes that never call a computation in XLA: their attributes are not read
 #: for callees while scanning (any other opcode, known or not, is); an attribute
 #: such as ``to_apply`` on them is kept verbatim like any attribute they cannot have

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
-from ..lexicon import instruction_name_problem
+from ..lexicon import STACK_TABLES, instruction_name_problem
 from ..opcodes import split_async_opcode
 from ..printer import detect_style
 from ..shapes import ELEMENT_TYPES
@@ -65,7 +65,6 @@ from .patterns import (
     OPERAND_ITER,
     PAREN_OR_QUOTE,
     PAYLOAD_OPCODES,
-    SECTION_WORDS,
     STRING,
 )
 
@@ -450,7 +449,7 @@ class Scanner:
                     pending.append(self._raw_block(i, j))
                     i = j + 1
                     continue
-                if stripped.startswith(SECTION_WORDS) or stripped[0].isdigit():
+                if stripped.startswith(STACK_TABLES) or stripped[0].isdigit():
                     # stack-frame tables (FileNames ... StackFrames): kept verbatim
                     j = self._gather(i)
                     pending.append(self._raw_block(i, j))
