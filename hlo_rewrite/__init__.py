@@ -12,22 +12,27 @@ or an instance, and a plugin registers it under the entry-point group
 ``hlo_rewrite.passes``.
 """
 
-from .errors import HloError, HloIOError, HloParseError, HloVerifyError, PassError
-from .ir import Computation, Instruction, Module
-from .passes import (
-    DEFAULT_PIPELINE,
-    Pass,
-    PassOptions,
-    PassReport,
-    PluginError,
-    Record,
-    Scope,
-    located_error,
-    option,
-)
-from .pipeline import run_passes
-from .printer import print_module
-from .reader import parse_module
+from typing import TYPE_CHECKING
+
+from .exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .errors import HloError, HloIOError, HloParseError, HloVerifyError, PassError
+    from .ir import Computation, Instruction, Module
+    from .passes import (
+        DEFAULT_PIPELINE,
+        Pass,
+        PassOptions,
+        PassReport,
+        PluginError,
+        Record,
+        Scope,
+        located_error,
+        option,
+    )
+    from .pipeline import run_passes
+    from .printer import print_module
+    from .reader import parse_module
 
 __version__ = "0.1.0"
 
@@ -54,3 +59,17 @@ __all__ = [
     "print_module",
     "run_passes",
 ]
+
+#: the module that defines each name above (each is loaded when first asked for: the console
+#: script starts reading a large input before it loads the rest, :mod:`hlo_rewrite.early`)
+_DEFINED_IN = {
+    **dict.fromkeys(["HloError", "HloIOError", "HloParseError", "HloVerifyError", "PassError"], ".errors"),
+    **dict.fromkeys(["Computation", "Instruction", "Module"], ".ir"),
+    **dict.fromkeys(["DEFAULT_PIPELINE", "Pass", "PassOptions", "PassReport", "PluginError", "Record", "Scope",
+                     "located_error", "option"], ".passes"),
+    "run_passes": ".pipeline",
+    "print_module": ".printer",
+    "parse_module": ".reader",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _DEFINED_IN)

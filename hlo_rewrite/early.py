@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 #: not an input (tests/test_early.py checks them against the command line's own)
 OUTPUT_OPTIONS = ("-o", "--output")
 
-#: what was read early: the input's identity when it was read, and its document
-_read: tuple[tuple[int, int, int, int], Document] | None = None
+#: what was read early: the input's identity when it was read, and its text
+_read: tuple[tuple[int, int, int, int], str] | None = None
 
 
 def guess(words: Sequence[str]) -> str | None:
@@ -76,17 +76,17 @@ def begin(words: Sequence[str]) -> None:
     found = _guessed(words)
     if found is None:
         return
-    from .formats import map_hlo_text
+    from .formats.mapped import map_text
     from .reader import parallel
 
     processes = parallel.usable_cpus()
     if processes < 2:
         return  # read in one process: nothing to start, and the text would be decoded twice
     path, before = found
-    doc = map_hlo_text(path, path)
-    if doc is None or not parallel.begin(doc.text, processes):
+    text = map_text(path)
+    if text is None or not parallel.begin(text, processes):
         return
-    _read = (_identity(before), doc)
+    _read = (_identity(before), text)
 
 
 def take(path: str, name: str) -> Document | None:
@@ -97,15 +97,16 @@ def take(path: str, name: str) -> Document | None:
     read, _read = _read, None
     if read is None:
         return None
-    identity, doc = read
+    identity, text = read
     try:
         same = _identity(os.stat(path)) == identity
     except (OSError, ValueError):
         same = False
     if not same:
         return None
-    doc.name = name
-    return doc
+    from .formats.document import hlo_text_document
+
+    return hlo_text_document(text, name)
 
 
 def drop() -> None:

@@ -203,11 +203,11 @@ def test_a_reading_without_workers_ends_those_started_early(large, forks, strict
 
 def test_with_one_usable_processor_nothing_is_read_early(large, forks, monkeypatch):
     """The reading would run in one process: the file is not even decoded (it would be twice)."""
-    from hlo_rewrite import formats
+    from hlo_rewrite.formats import mapped
 
     decoded = []
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 1)
-    monkeypatch.setattr(formats, "map_hlo_text", lambda *a: decoded.append(a))
+    monkeypatch.setattr(mapped, "map_text", lambda *a: decoded.append(a))
     early.begin([large])
     assert forks == [] and decoded == []
     assert early.take(large, large) is None
@@ -326,3 +326,18 @@ def test_files_read_by_a_pool_leave_no_early_worker_behind(large, tmp_path):
         if entry[1] is FORKS_PRINTED:
             _forked_and_gone(done)
     assert outputs[0] == outputs[1] and len(outputs[0]) == 2
+
+
+def test_the_workers_start_before_the_command_loads():
+    """The early reading imports only what the check needs: not the IR, the readers, the passes
+    nor the command line, which load while the workers check (docs/decisions.md)."""
+    code = (
+        "import sys\n"
+        "import hlo_rewrite.__main__, hlo_rewrite.early, hlo_rewrite.formats.mapped, hlo_rewrite.reader.parallel\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert {"hlo_rewrite.reader.block", "hlo_rewrite.reader.patterns"} <= loaded
+    later = {"hlo_rewrite.ir", "hlo_rewrite.reader.plain", "hlo_rewrite.reader.choice", "hlo_rewrite.passes",
+             "hlo_rewrite.formats.document", "hlo_rewrite.cli", "click", "dataclasses", "inspect"}
+    assert not later & loaded

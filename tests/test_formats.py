@@ -188,7 +188,7 @@ def test_docs_formats_python_examples_run():
 
 def _large(text: str) -> str:
     """``text`` with comment lines after it, to at least the size that is mapped."""
-    pad = "// padding to the size the reader maps\n" * (formats.document.MAP_MIN_BYTES // 30)
+    pad = "// padding to the size the reader maps\n" * (formats.mapped.MAP_MIN_BYTES // 30)
     return text + pad
 
 
@@ -214,7 +214,7 @@ def test_only_large_plain_utf8_hlo_text_is_mapped(tmp_path, kind):
         "small": ALLREDUCE_MODULE.encode(),
         "gzip": gzip.compress(text.encode()),
         "not-utf8": text.encode().replace(b"// padding", b"// pad\xffing", 1),
-        "proto": b"\x0a\x03abc" * (formats.document.MAP_MIN_BYTES // 4),
+        "proto": b"\x0a\x03abc" * (formats.mapped.MAP_MIN_BYTES // 4),
     }.get(kind)
     if data is not None:
         path.write_bytes(data)

@@ -69,3 +69,32 @@ def test_public_surface_passes_mypy_strict(tmp_path: Path) -> None:
     result = _mypy(["--strict", "--follow-imports=silent", str(user), *public], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Success" in result.stdout
+
+
+def test_exported_names_are_the_objects_their_modules_define() -> None:
+    """The packages load their names when first asked for (hlo_rewrite.exports): each is the
+    very object of the module that defines it, listed by dir(), and kept once asked for."""
+    from hlo_rewrite import formats, ir, passes, reader
+    from hlo_rewrite.formats import document
+    from hlo_rewrite.formats.walk import walk
+    from hlo_rewrite.reader import choice, lazy, plain
+
+    assert hlo_rewrite.Module is ir.Module and hlo_rewrite.PassOptions is passes.PassOptions
+    assert reader.parse_module is choice.parse_module is hlo_rewrite.parse_module
+    assert reader.Scanner is plain.Scanner and reader.NOTED_OPCODES is lazy.NOTED_OPCODES
+    assert formats.Document is document.Document and formats.walk is walk
+    for package in (hlo_rewrite, reader, formats):
+        assert set(package.__all__) <= set(dir(package))
+        for name in package.__all__:
+            assert getattr(package, name) is vars(package)[name]  # kept
+    assert hlo_rewrite.strict.__name__ == "hlo_rewrite.strict"  # a submodule, as an attribute
+    for package, name in ((hlo_rewrite, "no_such_name"), (reader, "_private"), (formats, "nothing")):
+        with pytest.raises(AttributeError, match=name):
+            getattr(package, name)
+
+
+def test_star_import_gives_every_exported_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from hlo_rewrite import *", namespace)  # noqa: S102 - what a user may write
+    assert {*hlo_rewrite.__all__} <= namespace.keys()
+    assert namespace["run_passes"] is hlo_rewrite.run_passes

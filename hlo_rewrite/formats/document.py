@@ -11,7 +11,6 @@ returns the bytes to write, in the format and compression asked for.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -20,7 +19,8 @@ from .. import xla_bridge
 from ..errors import HloError, HloIOError
 from ..io import decode
 from . import gzipped, wire
-from .detect import HLO, PBTXT, PROTO, STABLEHLO, TORCH_XLA, is_hlo_text, sniff, starts_like_hlo
+from .detect import HLO, PBTXT, PROTO, STABLEHLO, TORCH_XLA, is_hlo_text, sniff
+from .mapped import map_text
 
 #: output formats a user can ask for (``--output-format``), and the format a suffix names
 OUTPUT_FORMATS = (HLO, PROTO, PBTXT, STABLEHLO)
@@ -160,40 +160,17 @@ def read_bytes(path: str) -> bytes:
         raise HloIOError(f"cannot read input: {exc.strerror}", filename=path) from None
 
 
-#: a file at least this large is mapped rather than read when it is plain HLO text: its text is
-#: decoded straight from the page cache, without a copy of its bytes in between (about 1 ms a MB)
-MAP_MIN_BYTES = 1 << 20
-
-
 def map_hlo_text(path: str, name: str) -> Document | None:
     """The document of a large file of plain (uncompressed, valid UTF-8) HLO text at ``path``,
-    decoded from a memory map of the file; None for anything else, which is read as usual
-    (:func:`read_bytes`, :func:`from_bytes`: they also report what is wrong)."""
-    if path == "-":
-        return None
-    try:  # looked at before it is opened: opening a FIFO would take its writer's data
-        found = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(found.st_mode) or found.st_size < MAP_MIN_BYTES:
-        return None
-    import mmap
+    decoded from a memory map of the file (:func:`.mapped.map_text`); None for anything else,
+    which is read as usual (:func:`read_bytes`, :func:`from_bytes`: they also report what is
+    wrong)."""
+    text = map_text(path)
+    return None if text is None else hlo_text_document(text, name)
 
-    try:
-        with open(path, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
-            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return None
-    try:
-        if gzipped.is_gzip(mapped[:2]) or not starts_like_hlo(mapped):
-            return None
-        text = str(mapped, "utf-8")
-    except UnicodeDecodeError:
-        return None
-    finally:
-        mapped.close()
+
+def hlo_text_document(text: str, name: str) -> Document:
+    """The document of ``text``, one module of plain HLO text, read from a file named ``name``."""
     return Document(name=name, format=HLO, compressed=False, text=text, units=[Unit(text)])
 
 

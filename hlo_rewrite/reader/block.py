@@ -17,10 +17,9 @@ from operator import add, ge, methodcaller
 from sys import intern
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..ir import Instruction
+from ..lexicon import ELEMENT_TYPES
 from ..opcodes import OPCODE_NAMES
 from ..regex import lazy_pattern
-from ..shapes import ELEMENT_TYPES
 from .lazy import NOTED_OPCODES
 from .patterns import (
     BLOCK_LINE,
@@ -340,6 +339,8 @@ def block_names(text: str, start: int, end: int) -> list[str]:
 def build_block(comp: Computation, block: tuple[int, int], text: str, starts: Sequence[int]) -> None:
     """Build the instructions of the body at offsets ``block`` that the one-pass check
     accepted: one plain instruction on each of its lines, all checked already."""
+    from ..ir import Instruction  # (not at the top: a checking worker does without the IR)
+
     begin, end = block
     first = bisect_right(starts, begin) - 1
     instructions: list[Instruction] = []
