@@ -54,7 +54,7 @@ OWN_SHARE_OF_TWO: Final = 0.41
 
 #: the same for workers started while the command's modules load (:func:`begin`): they check
 #: for that long before the reader can, so they take more (measured: docs/performance.md)
-EARLY_OWN_SHARE_OF_TWO: Final = 0.35
+EARLY_OWN_SHARE_OF_TWO: Final = 0.31
 
 
 class _Missing(enum.Enum):
