@@ -11,9 +11,22 @@ import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from .regex import lazy_pattern
+
 #: the file and the table looked for
 FILENAME = "pyproject.toml"
 TABLE = ("tool", "hlo-rewrite")
+
+
+#: the ways a TOML text can spell the key path tool.hlo-rewrite other than with escapes: a table
+#: header or dotted key naming both (``[tool.hlo-rewrite]``, ``[tool."hlo-rewrite".x]``,
+#: ``tool.hlo-rewrite.passes = ...``), or a ``[tool]`` table or inline ``tool = {...}`` table, in
+#: which ``hlo-rewrite`` may stand as a key of its own (quotes and blanks as TOML allows them)
+_MAY_SPELL_TABLE = lazy_pattern(
+    rb"""["']?tool["']?[ \t]*\.[ \t]*["']?hlo-rewrite"""
+    rb"""|\[[ \t]*["']?tool["']?[ \t]*\]"""
+    rb"""|["']?tool["']?[ \t]*=[ \t]*\{"""
+)
 
 
 class ConfigError(ValueError):
@@ -26,15 +39,18 @@ class Config(NamedTuple):
 
 
 def _load_toml(path: str) -> dict[str, Any] | None:
-    """The file parsed, or None when its text never names the tool: a table for it must
-    (unless its key is written with escapes), and parsing another one, with importing the TOML
-    reader, would be most of a small run's look for its configuration."""
+    """The file parsed, or None when its text cannot hold the tool's table: it never names the
+    tool, or names it (as a project's name, a dependency or a script) where no table can be
+    (:data:`_MAY_SPELL_TABLE`), and holds no escape with which a quoted key could spell it.
+    Parsing such a file, with importing the TOML reader, would be most of a run's look for its
+    configuration."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
-    if b"hlo-rewrite" not in data and b"\\u" not in data and b"\\U" not in data:
+    escaped = b"\\u" in data or b"\\U" in data
+    if not escaped and (b"hlo-rewrite" not in data or _MAY_SPELL_TABLE.search(data) is None):
         return None
     try:
         import tomllib  # Python >= 3.11
