@@ -4,16 +4,22 @@ modules load, then :func:`hlo_rewrite.cli.console_main` runs."""
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import NoReturn
 
 
 def console_main(prog_name: str = "hlo-rewrite") -> NoReturn:
+    # loading the command makes many objects and no garbage: the collections it set off were
+    # about 4 ms of every run (docs/performance.md)
+    gc.disable()
     from .early import begin
 
     begin(sys.argv[1:])
     from .cli import console_main as run
 
+    gc.freeze()  # what is loaded stays for the whole run: later collections need not walk it
+    gc.enable()
     run(prog_name=prog_name)
 
 

@@ -341,3 +341,16 @@ def test_the_workers_start_before_the_command_loads():
     later = {"hlo_rewrite.ir", "hlo_rewrite.reader.plain", "hlo_rewrite.reader.choice", "hlo_rewrite.passes",
              "hlo_rewrite.formats.document", "hlo_rewrite.cli", "click", "dataclasses", "inspect"}
     assert not later & loaded
+
+
+def test_the_collector_is_on_while_the_command_runs():
+    """The console script loads the command with the garbage collector off, then turns it on
+    (with what was loaded frozen): a run over many modules must not keep their cycles."""
+    code = (
+        "import gc, sys\n"
+        "import hlo_rewrite.cli as cli\n"
+        "cli.console_main = lambda prog_name: sys.exit(0 if gc.isenabled() and gc.get_freeze_count() else 3)\n"
+        "from hlo_rewrite.__main__ import console_main\n"
+        "console_main()\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code, "--version"]).returncode == 0
