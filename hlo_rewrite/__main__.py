@@ -5,6 +5,7 @@ modules load, then :func:`hlo_rewrite.cli.console_main` runs."""
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from typing import NoReturn
 
@@ -13,7 +14,9 @@ def console_main(prog_name: str = "hlo-rewrite") -> NoReturn:
     # loading the command makes many objects and no garbage: the collections it set off were
     # about 4 ms of every run (docs/performance.md)
     gc.disable()
-    from .early import begin
+    for stop in (signal.SIGINT, signal.SIGTERM):  # until the command takes them over
+        signal.signal(stop, _stopped_while_loading)
+    from .early import begin  # (loads the exit codes)
 
     begin(sys.argv[1:])
     from .cli import console_main as run
@@ -21,6 +24,22 @@ def console_main(prog_name: str = "hlo-rewrite") -> NoReturn:
     gc.freeze()  # what is loaded stays for the whole run: later collections need not walk it
     gc.enable()
     run(prog_name=prog_name)
+
+
+def _stopped_while_loading(signum: int, _frame: object) -> None:
+    """Ctrl-C or SIGTERM before the command has started: nothing is written yet; say so as the
+    command would (no traceback) and leave with its exit code, ending any early workers. In the
+    first milliseconds, before even the exit codes are loaded (a handler must not import while
+    a module loads), the signal's own default action ends the process, also without a
+    traceback."""
+    stops = getattr(sys.modules.get(f"{__package__}.errors"), "STOP_SIGNALS", None)
+    if stops is None:
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+        return  # (not reached)
+    word, code = stops[signal.Signals(signum)]
+    sys.stderr.write(f"hlo-rewrite: {word}\n")
+    raise SystemExit(int(code))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from click.shell_completion import CompletionItem
 
 from . import __version__, formats
 from .config import ConfigError, find_config, search_start
-from .errors import ExitCode, HloError, HloIOError
+from .errors import STOP_SIGNALS, ExitCode, HloError, HloIOError
 from .outputs import (
     OutputMode,
     OutputPlan,
@@ -105,13 +105,6 @@ def _interrupt(signum: int, _frame: object) -> None:
     raise Interrupted(signum)
 
 
-#: the signals that stop a run cleanly, with what the command says and its exit code
-_STOP_SIGNALS = {
-    signal.SIGINT: ("interrupted", ExitCode.INTERRUPTED),
-    signal.SIGTERM: ("terminated", ExitCode.TERMINATED),
-}
-
-
 class _Command(click.Command):
     """The command, with what every run needs whatever happens inside it: the raw arguments
     (for the bug-report line), Ctrl-C and SIGTERM as exit 130 and 143 with no file left
@@ -125,7 +118,7 @@ class _Command(click.Command):
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:  # type: ignore[override]
         previous: dict[signal.Signals, Any] = {}
         with contextlib.suppress(ValueError):  # not the main thread: leave the signals alone
-            for stop in _STOP_SIGNALS:
+            for stop in STOP_SIGNALS:
                 previous[stop] = signal.signal(stop, _interrupt)
         try:
             try:
@@ -133,7 +126,7 @@ class _Command(click.Command):
             finally:
                 flush_stdout()
         except Interrupted as exc:
-            word, code = _STOP_SIGNALS[signal.Signals(exc.signum)]
+            word, code = STOP_SIGNALS[signal.Signals(exc.signum)]
             sys.stderr.write(f"hlo-rewrite: {word}\n")
             if standalone_mode:
                 # every file is closed and every temporary removed by now (the exception came up

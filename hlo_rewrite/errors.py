@@ -8,6 +8,7 @@ line and a caret under the column.
 from __future__ import annotations
 
 import enum
+import signal
 from collections.abc import Iterable
 
 from .regex import lazy_pattern
@@ -54,6 +55,12 @@ _MEANINGS = {
     ExitCode.INTERNAL: "internal error (a bug in hlo-rewrite; safe-mode mismatch)",
     ExitCode.INTERRUPTED: "interrupted (SIGINT, Ctrl-C); no output is left half-written",
     ExitCode.TERMINATED: "terminated (SIGTERM); no output is left half-written",
+}
+
+#: the signals that stop a run cleanly, with what the command says and its exit code
+STOP_SIGNALS = {
+    signal.SIGINT: ("interrupted", ExitCode.INTERRUPTED),
+    signal.SIGTERM: ("terminated", ExitCode.TERMINATED),
 }
 
 #: from best to worst

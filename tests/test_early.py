@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
 import subprocess
 import sys
 
@@ -354,3 +355,43 @@ def test_the_collector_is_on_while_the_command_runs():
         "console_main()\n"
     )
     assert subprocess.run([sys.executable, "-c", code, "--version"]).returncode == 0
+
+
+#: the command, signalled (the signal named by its first word) while it loads, once the workers
+#: for its large input have started
+SIGNALLED_WHILE_LOADING = FORKS_PRINTED.replace(
+    "from hlo_rewrite.__main__ import console_main\n",
+    "import signal\n"
+    "from hlo_rewrite.reader import parallel as _p\n"
+    "_begin = _p.begin\n"
+    "def _signalled(*a):\n"
+    "    started = _begin(*a)\n"
+    "    os.kill(os.getpid(), getattr(signal, sys.argv.pop(1)))\n"
+    "    return started\n"
+    "_p.begin = _signalled\n"
+    "from hlo_rewrite.__main__ import console_main\n",
+)
+
+
+@pytest.mark.parametrize(("name", "code", "word"), [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")])
+def test_a_signal_while_the_command_loads_ends_it_quietly(large, tmp_path, name, code, word):
+    """Ctrl-C or SIGTERM before the command has taken them over: its message and exit code, no
+    traceback, no output, and no worker left behind."""
+    out = tmp_path / "out.hlo"
+    done = _run(["-c", SIGNALLED_WHILE_LOADING], [name, "--passes", "none", large, "-o", str(out)], tmp_path)
+    assert (done.returncode, done.stderr.splitlines()[0]) == (code, f"hlo-rewrite: {word}"), done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+    assert len(_forked_and_gone(done)) == (1 if parallel.usable_cpus() > 1 else 0)
+
+
+def test_a_signal_before_the_exit_codes_load_is_its_default_action(tmp_path):
+    """In the first milliseconds the signal's own action ends the process, without a traceback."""
+    code = (
+        "import signal, sys\n"
+        "import hlo_rewrite.__main__ as m\n"
+        "sys.modules.pop('hlo_rewrite.errors', None)\n"
+        "m._stopped_while_loading(signal.SIGINT, None)\n"
+        "print('not reached')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == -signal.SIGINT and done.stdout == "" and "Traceback" not in done.stderr
