@@ -32,13 +32,13 @@ def _stopped_while_loading(signum: int, _frame: object) -> None:
     first milliseconds, before even the exit codes are loaded (a handler must not import while
     a module loads), the signal's own default action ends the process, also without a
     traceback."""
-    stops = getattr(sys.modules.get(f"{__package__}.errors"), "STOP_SIGNALS", None)
-    if stops is None:
+    stop_message = getattr(sys.modules.get(f"{__package__}.errors"), "stop_message", None)
+    if stop_message is None:
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
         return  # (not reached)
-    word, code = stops[signal.Signals(signum)]
-    sys.stderr.write(f"hlo-rewrite: {word}\n")
+    message, code = stop_message(signum)
+    sys.stderr.write(message)
     raise SystemExit(int(code))
 
 

@@ -23,7 +23,7 @@ from click.shell_completion import CompletionItem
 
 from . import __version__, formats
 from .config import ConfigError, find_config, search_start
-from .errors import STOP_SIGNALS, ExitCode, HloError, HloIOError
+from .errors import STOP_SIGNALS, ExitCode, HloError, HloIOError, stop_message
 from .outputs import (
     OutputMode,
     OutputPlan,
@@ -126,8 +126,8 @@ class _Command(click.Command):
             finally:
                 flush_stdout()
         except Interrupted as exc:
-            word, code = STOP_SIGNALS[signal.Signals(exc.signum)]
-            sys.stderr.write(f"hlo-rewrite: {word}\n")
+            message, code = stop_message(exc.signum)
+            sys.stderr.write(message)
             if standalone_mode:
                 # every file is closed and every temporary removed by now (the exception came up
                 # through their cleanups); leave without the interpreter's shutdown, which joins

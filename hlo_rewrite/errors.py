@@ -63,6 +63,14 @@ STOP_SIGNALS = {
     signal.SIGTERM: ("terminated", ExitCode.TERMINATED),
 }
 
+
+def stop_message(signum: int) -> tuple[str, ExitCode]:
+    """The line the command writes when ``signum`` (one of :data:`STOP_SIGNALS`) stops it, and
+    its exit code."""
+    word, code = STOP_SIGNALS[signal.Signals(signum)]
+    return f"hlo-rewrite: {word}\n", code
+
+
 #: from best to worst
 _SEVERITY = [ExitCode.OK, ExitCode.CHANGED, ExitCode.INVALID_INPUT, ExitCode.IO, ExitCode.INTERNAL,
              ExitCode.USAGE, ExitCode.INTERRUPTED, ExitCode.TERMINATED]
