@@ -148,6 +148,24 @@ def test_a_worker_that_fails_costs_only_time(monkeypatch, collected):
     assert collected == [0]  # nothing came back: the reader checked everything itself
 
 
+@pytest.mark.parametrize("keep", [0, 3, 8, 20])
+def test_a_message_cut_short_costs_only_time(monkeypatch, collected, keep):
+    """A worker that ends in the middle of its message (its length, or its findings) has sent
+    nothing the reader takes: the reader checks that stretch itself."""
+    send = parallel._send
+
+    def cut_short(fd, found):
+        r, w = os.pipe()
+        send(w, found)
+        os.close(w)
+        whole = os.read(r, 1 << 20)
+        os.write(fd, whole[:keep])
+
+    monkeypatch.setattr(parallel, "_send", cut_short)
+    assert _both(_module())[0] == "ok"
+    assert collected == [0]
+
+
 def test_no_worker_outlives_a_reading_that_fails_early():
     text = _module().replace("negate(%p.0)", "negate(%q.0)", 1)
     with pytest.raises(Exception, match="'q.0'"):

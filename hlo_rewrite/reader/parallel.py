@@ -57,6 +57,10 @@ OWN_SHARE_OF_TWO: Final = 0.41
 EARLY_OWN_SHARE_OF_TWO: Final = 0.31
 
 
+#: a worker's message starts with its length in this many bytes (little-endian)
+_LENGTH_BYTES: Final = 8
+
+
 class _Missing(enum.Enum):
     MISSING = 0
 
@@ -70,7 +74,8 @@ _HEAD_END = re.compile(r" \{\r?\n")
 
 
 class _Worker:
-    """One forked worker: its process, the read end of its pipe, where its stretch starts."""
+    """One forked worker: its process (0 once it has been waited for), the read end of its pipe
+    (-1 once closed), where its stretch starts, and its findings once they are in."""
 
     __slots__ = ("pid", "fd", "offset", "results")
 
@@ -103,15 +108,17 @@ class Prechecked:
         return None if found is None else BodyCheck(*found)
 
     def close(self) -> None:
-        """End every worker still running and forget what they found (again: nothing)."""
+        """End every worker still running, wait for each to end (one whose findings are in
+        has ended, or is about to), and forget what they found."""
         for worker in self._workers:
-            if worker.results is None:
+            if worker.results is None and worker.pid > 0:
                 try:
                     os.kill(worker.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                _end(worker)
-                worker.results = {}
+            worker.results = {}
+            _close(worker)
+            _reap(worker)
 
 
 #: workers started by :func:`begin`, with their text and the process that started them, until
@@ -241,16 +248,29 @@ def _fork(text: str, cut: int, end: int) -> _Worker | None:
             gc.disable()  # it frees nothing before it leaves (the reader disables it too)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            # marshal: built in (nothing to import on either side), as fast as pickle for
-            # these tuples of strings and numbers, and both ends are the same interpreter
-            data = marshal.dumps(_check_stretch(text, cut, end))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_fd, view) :]
+            _send(write_fd, _check_stretch(text, cut, end))
         finally:
             os._exit(0)
     os.close(write_fd)
     return _Worker(pid, read_fd, cut)
+
+
+def _send(fd: int, found: dict[int, tuple | None]) -> None:
+    """In a worker: write its findings to the pipe as one message, its length first, so that
+    the reader knows it has all of them without waiting for the worker to end."""
+    # marshal: built in (nothing to import on either side), as fast as pickle for these
+    # tuples of strings and numbers, and both ends are the same interpreter
+    data = marshal.dumps(found)
+    message = len(data).to_bytes(_LENGTH_BYTES, "little") + data
+    try:  # a pipe holds 64 KB: let it hold the whole message, so the worker need not wait
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, len(message))
+    except (ImportError, AttributeError, OSError):
+        pass  # (more than the system allows: the rest is written as the reader reads)
+    view = memoryview(message)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _check_stretch(text: str, cut: int, end: int) -> dict[int, tuple | None]:
@@ -267,31 +287,55 @@ def _check_stretch(text: str, cut: int, end: int) -> dict[int, tuple | None]:
 
 
 def _collect(worker: _Worker) -> dict[int, tuple | None]:
-    """Wait for a worker's findings; an empty dict when it failed."""
-    chunks = []
-    try:
-        while chunk := os.read(worker.fd, 1 << 20):
-            chunks.append(chunk)
-    except OSError:
-        chunks = []
-    status = _end(worker)
-    if status != 0 or not chunks:
+    """Wait for a worker's findings; an empty dict when it failed (it ended before sending
+    them whole, or sent something else)."""
+    data = _read_message(worker.fd)
+    _close(worker)
+    if data is None:
+        _reap(worker)  # (it ended, or it is ending: an error, a signal)
         return {}
     try:
-        found = marshal.loads(b"".join(chunks))
+        found = marshal.loads(data)
     except Exception:
         return {}
     return found if isinstance(found, dict) else {}
 
 
-def _end(worker: _Worker) -> int:
-    """Close the pipe and reap the worker; its exit status (-1 when unknown)."""
+def _read_message(fd: int) -> bytes | None:
+    """One message from a worker's pipe (:func:`_send`); None when the pipe ends first."""
+    head = _read_exactly(fd, _LENGTH_BYTES)
+    return None if head is None else _read_exactly(fd, int.from_bytes(head, "little"))
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks = []
     try:
-        os.close(worker.fd)
+        while size > 0:
+            chunk = os.read(fd, min(size, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            size -= len(chunk)
     except OSError:
-        pass
-    try:
-        _, status = os.waitpid(worker.pid, 0)
-    except ChildProcessError:
-        return -1
-    return os.waitstatus_to_exitcode(status)
+        return None
+    return b"".join(chunks)
+
+
+def _close(worker: _Worker) -> None:
+    """Close the read end of a worker's pipe (once)."""
+    if worker.fd >= 0:
+        try:
+            os.close(worker.fd)
+        except OSError:
+            pass
+        worker.fd = -1
+
+
+def _reap(worker: _Worker) -> None:
+    """Wait for a worker to end (once)."""
+    if worker.pid > 0:
+        try:
+            os.waitpid(worker.pid, 0)
+        except ChildProcessError:
+            pass
+        worker.pid = 0
