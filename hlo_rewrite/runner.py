@@ -14,6 +14,7 @@ line's (``outputs.py``); nothing here writes a file.
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import time
 from collections.abc import Generator, Sequence
@@ -97,6 +98,10 @@ def internal_error(exc: BaseException, filename: str) -> ErrorInfo:
 def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: int = 0
                    ) -> tuple[Printed | None, ModuleResult]:
     """Parse, rewrite and print one module; returns (output or None, result)."""
+    if not gc.isenabled():
+        # the command turns automatic collections off (hlo_rewrite.__main__): what the modules
+        # read before this one left is collected here, once, before the next is read
+        gc.collect()
     result = ModuleResult(index=index, line_offset=line_offset)
     try:
         t0 = time.perf_counter()
@@ -236,11 +241,13 @@ def process_path(path: str, job: Job, target: Target = DEFAULT_TARGET, *, walked
     return process_data(path, path, None, job, target, walked=walked)
 
 
-def _worker_signals() -> None:
+def _worker_start() -> None:
     """In a worker process: Ctrl-C is the main process's to handle, and SIGTERM (how the main
-    process stops its workers) ends the worker at once."""
+    process stops its workers) ends the worker at once. It collects garbage as usual (the
+    command's own process turns automatic collections off)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.enable()
 
 
 def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
@@ -263,7 +270,7 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     from concurrent.futures import ProcessPoolExecutor
 
     early.drop()  # each file is read whole in a pool process (see process_data)
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_signals)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_start)
     finished = False
     try:
         futures = [pool.submit(process_path, i.path, job, i.target, walked=i.walked) for i in inputs]

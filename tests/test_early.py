@@ -344,17 +344,61 @@ def test_the_workers_start_before_the_command_loads():
     assert not later & loaded
 
 
-def test_the_collector_is_on_while_the_command_runs():
-    """The console script loads the command with the garbage collector off, then turns it on
-    (with what was loaded frozen): a run over many modules must not keep their cycles."""
+def test_the_collector_is_off_while_the_command_runs():
+    """The console script runs the command without automatic collections (what it loaded
+    frozen): collections after a module is read walk every object just read."""
     code = (
         "import gc, sys\n"
         "import hlo_rewrite.cli as cli\n"
-        "cli.console_main = lambda prog_name: sys.exit(0 if gc.isenabled() and gc.get_freeze_count() else 3)\n"
+        "cli.console_main = lambda prog_name: sys.exit(3 if gc.isenabled() or not gc.get_freeze_count() else 0)\n"
         "from hlo_rewrite.__main__ import console_main\n"
         "console_main()\n"
     )
     assert subprocess.run([sys.executable, "-c", code, "--version"]).returncode == 0
+
+
+#: the command as the console script runs it, over the files named, printing for each module
+#: it reads how many of the modules read before it are still alive
+MODULES_ALIVE = (
+    "import sys, weakref\n"
+    "from hlo_rewrite import runner\n"
+    "read, alive = [], []\n"
+    "_parse = runner.parse_module\n"
+    "def parse(*args, **kwargs):\n"
+    "    alive.append(sum(r() is not None for r in read))\n"
+    "    module = _parse(*args, **kwargs)\n"
+    "    read.append(weakref.ref(module))\n"
+    "    return module\n"
+    "runner.parse_module = parse\n"
+    "import atexit\n"
+    "atexit.register(lambda: print(alive))\n"
+    "sys.argv[0] = 'hlo-rewrite'\n"
+    "from hlo_rewrite.__main__ import console_main\n"
+    "console_main()\n"
+)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_a_run_over_many_modules_does_not_keep_them(tmp_path, split):
+    """Without automatic collections, what each module left (a module and its computations
+    refer to each other) is collected before the next one is read: files one after another,
+    and the modules of one file."""
+    if split:
+        (tmp_path / "all.hlo").write_text("\n// -----\n".join(_module(k) for k in (1, 2, 3, 4)))
+        args = ["--split-input-file", "all.hlo", "-o", "out.hlo"]
+    else:
+        for k in (1, 2, 3, 4):
+            (tmp_path / f"m{k}.hlo").write_text(_module(k))
+        args = ["m1.hlo", "m2.hlo", "m3.hlo", "m4.hlo", "-o", "out/"]
+    done = _run(["-c", MODULES_ALIVE], args, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "[0, 0, 0, 0]"
+
+
+def test_pool_processes_collect_as_usual():
+    """The processes of ``-j`` handle many files each: they turn the collector back on."""
+    code = "import gc; gc.disable(); from hlo_rewrite import runner; runner._worker_start(); assert gc.isenabled()"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 #: the command, signalled (the signal named by its first word) while it loads, once the workers
