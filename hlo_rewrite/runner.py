@@ -241,13 +241,11 @@ def process_path(path: str, job: Job, target: Target = DEFAULT_TARGET, *, walked
     return process_data(path, path, None, job, target, walked=walked)
 
 
-def _worker_start() -> None:
+def _worker_signals() -> None:
     """In a worker process: Ctrl-C is the main process's to handle, and SIGTERM (how the main
-    process stops its workers) ends the worker at once. It collects garbage as usual (the
-    command's own process turns automatic collections off)."""
+    process stops its workers) ends the worker at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    gc.enable()
 
 
 def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
@@ -270,7 +268,7 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     from concurrent.futures import ProcessPoolExecutor
 
     early.drop()  # each file is read whole in a pool process (see process_data)
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_start)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_signals)
     finished = False
     try:
         futures = [pool.submit(process_path, i.path, job, i.target, walked=i.walked) for i in inputs]

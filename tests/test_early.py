@@ -395,10 +395,21 @@ def test_a_run_over_many_modules_does_not_keep_them(tmp_path, split):
     assert done.stdout.split("\n")[-2] == "[0, 0, 0, 0]"
 
 
-def test_pool_processes_collect_as_usual():
-    """The processes of ``-j`` handle many files each: they turn the collector back on."""
-    code = "import gc; gc.disable(); from hlo_rewrite import runner; runner._worker_start(); assert gc.isenabled()"
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+def test_pool_processes_do_not_keep_the_modules_either(tmp_path):
+    """The processes of ``-j`` are forked with the collector off too, and read many files each:
+    they collect before each module as the command's own process does."""
+    for k in range(1, 9):
+        (tmp_path / f"m{k}.hlo").write_text(_module(k))
+    code = MODULES_ALIVE.replace(
+        "    alive.append(sum(r() is not None for r in read))\n",
+        "    alive.append(sum(r() is not None for r in read))\n"
+        "    os.write(2, f'alive {os.getpid()} {alive[-1]}\\n'.encode())\n",
+    ).replace("import sys, weakref\n", "import os, sys, weakref\n")
+    done = _run(["-c", code], ["-j", "2", *(f"m{k}.hlo" for k in range(1, 9)), "-o", "out/"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = [line.split() for line in done.stderr.splitlines() if line.startswith("alive ")]
+    assert len(seen) == 8 and len({pid for _, pid, _ in seen}) == 2  # both pool processes read files
+    assert [count for _, _, count in seen] == ["0"] * 8
 
 
 #: the command, signalled (the signal named by its first word) while it loads, once the workers
