@@ -312,6 +312,35 @@ def test_in_place_keeps_the_input_when_the_write_fails_midway(tmp_path, monkeypa
         assert "internal error: RuntimeError: boom" in r.stderr
 
 
+def test_a_large_output_is_handed_to_the_disk_as_it_is_written(tmp_path, monkeypatch):
+    """Each megabyte of a file's output is handed to the disk once written (the fsync before
+    the rename then waits for less); a file system that refuses the hint still gets it all, and
+    a file written through (not replaced) is not asked."""
+    import hlo_rewrite.outputs as outputs
+
+    calls = []
+    monkeypatch.setattr(outputs, "_start_writeback", lambda fd, offset, size, advice: calls.append((offset, size)))
+    text = "HloModule m\n" + "x" * (3 * 2**20 + 12345)
+    outputs.write_file(str(tmp_path / "out.hlo"), text)
+    assert (tmp_path / "out.hlo").read_text() == text
+    assert len(calls) == 3 and calls[0][0] == 0
+    assert all(offset + size == after for (offset, size), (after, _) in zip(calls, calls[1:], strict=False))
+    assert all(size >= 2**20 for _, size in calls)
+
+    def refuse(fd, offset, size, advice):
+        calls.append("refused")
+        raise OSError(22, "Invalid argument")
+
+    calls.clear()
+    monkeypatch.setattr(outputs, "_start_writeback", refuse)
+    outputs.write_file(str(tmp_path / "out.hlo"), text[::-1])
+    assert (tmp_path / "out.hlo").read_text() == text[::-1]
+    assert calls == ["refused"]  # asked once, then no more
+    calls.clear()
+    outputs.write_file(os.devnull, text)
+    assert calls == []
+
+
 def test_in_place_one_bad_file_does_not_stop_the_others(tmp_path):
     bad = write(tmp_path / "bad.hlo", BAD)
     a = write(tmp_path / "a.hlo", AR)
