@@ -12,9 +12,9 @@ or an instance, and a plugin registers it under the entry-point group
 ``hlo_rewrite.passes``.
 """
 
-from typing import TYPE_CHECKING
-
 from .exports import lazy_exports
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
 if TYPE_CHECKING:
     from .errors import HloError, HloIOError, HloParseError, HloVerifyError, PassError

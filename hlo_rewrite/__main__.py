@@ -7,7 +7,11 @@ from __future__ import annotations
 import gc
 import signal
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def console_main(prog_name: str = "hlo-rewrite") -> NoReturn:

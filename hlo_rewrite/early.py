@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
 if TYPE_CHECKING:
     from .formats import Document

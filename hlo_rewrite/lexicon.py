@@ -22,9 +22,13 @@ locating the problem to its caller (which knows the file, line and column).
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from .regex import lazy_pattern
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "ATTRIBUTE_NAME_RE",

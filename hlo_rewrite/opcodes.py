@@ -21,9 +21,14 @@ one parses). Public names:
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "ALL_CALLEE_ATTRS",
@@ -82,18 +87,22 @@ class Kind:
     RESULT_ACCURACY = "result accuracy"  # {mode=highest} or {tolerance={atol=0.5,rtol=0.1,ulps=2}}
 
 
-class AttrSpec(NamedTuple):
+# a record as typing.NamedTuple makes one, without importing typing (docs/decisions.md):
+# the fields named for collections.namedtuple, typed below in the same order
+class AttrSpec(namedtuple("AttrSpec", ["name", "kind", "required"], defaults=[False])):
     """One attribute an opcode takes."""
 
+    __slots__ = ()
     name: str
     kind: str
-    required: bool = False
+    required: bool
 
 
-class OpcodeSpec(NamedTuple):
+class OpcodeSpec(namedtuple("OpcodeSpec", ["name", "arity", "attrs"])):
     """What XLA's parser accepts for one opcode: ``arity`` is the operand count it demands
     (None: any number), ``attrs`` every attribute it takes (common ones included)."""
 
+    __slots__ = ()
     name: str
     arity: int | None
     attrs: Mapping[str, AttrSpec]

@@ -11,7 +11,11 @@ compiled pattern's do.
 from __future__ import annotations
 
 import re
-from typing import Any, AnyStr, cast
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
+if TYPE_CHECKING:
+    from typing import Any, AnyStr
 
 #: what a compiled pattern is asked for; copied onto the stand-in once it is compiled
 _ATTRIBUTES = ("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split",
@@ -35,4 +39,4 @@ class _Lazy:
 
 def lazy_pattern(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     """``re.compile(pattern, flags)``, done when the pattern is first used."""
-    return cast("re.Pattern[AnyStr]", _Lazy(pattern, flags))
+    return _Lazy(pattern, flags)  # type: ignore[return-value]  # (it compiles itself on first use)

@@ -17,7 +17,10 @@ import sys
 import pytest
 
 from hlo_rewrite import early
+from hlo_rewrite.formats.walk import Entry
+from hlo_rewrite.opcodes import AttrSpec, OpcodeSpec
 from hlo_rewrite.reader import parallel
+from hlo_rewrite.reader.block import BodyCheck
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only"),
@@ -340,8 +343,16 @@ def test_the_workers_start_before_the_command_loads():
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert {"hlo_rewrite.reader.block", "hlo_rewrite.reader.patterns"} <= loaded
     later = {"hlo_rewrite.ir", "hlo_rewrite.reader.plain", "hlo_rewrite.reader.choice", "hlo_rewrite.passes",
-             "hlo_rewrite.formats.document", "hlo_rewrite.cli", "click", "dataclasses", "inspect"}
+             "hlo_rewrite.formats.document", "hlo_rewrite.cli", "click", "dataclasses", "inspect", "typing"}
     assert not later & loaded
+
+
+@pytest.mark.parametrize("record", [BodyCheck, AttrSpec, OpcodeSpec, Entry], ids=lambda r: r.__name__)
+def test_the_early_records_are_typed_field_by_field(record):
+    """The records on the early path are collections.namedtuple classes (typing is not loaded
+    there), each field named once for namedtuple and once with its type, in the same order."""
+    assert tuple(record.__annotations__) == record._fields
+    assert record.__slots__ == ()  # no instance dict: as small as typing.NamedTuple's
 
 
 def test_the_collector_is_off_while_the_command_runs():

@@ -11,13 +11,13 @@ loaded when first asked for (:mod:`hlo_rewrite.exports`): a large input is decod
 (:mod:`.mapped`) before the rest loads.
 """
 
-from typing import TYPE_CHECKING
-
 from ..exports import lazy_exports
 
 # loaded at once (light): the function shares its module's name, which importing the module
 # anywhere would otherwise bind here in its place
 from .walk import Entry, walk
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
 if TYPE_CHECKING:
     from .detect import FORMATS, HLO, PBTXT, PROTO, STABLEHLO, TORCH_XLA, sniff

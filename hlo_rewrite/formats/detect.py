@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..regex import lazy_pattern
 from . import wire
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
 if TYPE_CHECKING:
     from mmap import mmap

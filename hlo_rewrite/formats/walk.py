@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections import namedtuple
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 
-class Entry(NamedTuple):
+# a record as typing.NamedTuple makes one, without importing typing (docs/decisions.md):
+# the fields named for collections.namedtuple, typed below in the same order
+class Entry(namedtuple("Entry", ["path", "relpath"])):
     """One file found: its path to open and its path relative to the walked root ('/'-separated)."""
 
+    __slots__ = ()
     path: str
     relpath: str
 

@@ -13,9 +13,9 @@ workers (:mod:`.parallel`) before it loads the readers themselves (:mod:`hlo_rew
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..exports import lazy_exports
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
 if TYPE_CHECKING:
     from .choice import parse_module, read_tokens

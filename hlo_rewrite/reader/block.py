@@ -11,11 +11,11 @@ reading (:class:`BodyChecker`). The check reads only the text, so a worker proce
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import namedtuple
 from collections.abc import Callable, Sequence
 from itertools import chain, repeat
 from operator import add, ge, methodcaller
 from sys import intern
-from typing import TYPE_CHECKING, NamedTuple
 
 from ..lexicon import ELEMENT_TYPES
 from ..opcodes import OPCODE_NAMES
@@ -42,6 +42,8 @@ from .patterns import (
     STRING,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
 if TYPE_CHECKING:
     from ..ir import Computation
 
@@ -61,9 +63,14 @@ _TWO_EQUALS = lazy_pattern(r" =[^\n]* =")
 _INNERMOST_GROUP = lazy_pattern(r"\([^(){}\[\]]*\)|\{[^(){}\[\]]*\}|\[[^(){}\[\]]*\]")
 
 
-class BodyCheck(NamedTuple):
+# a record as typing.NamedTuple makes one, without importing typing (docs/decisions.md):
+# the fields named for collections.namedtuple, typed below in the same order
+class BodyCheck(
+    namedtuple("BodyCheck", ["start", "end", "last", "instructions", "opcodes", "noted", "callers"])
+):
     """What the one-pass check of a body found: its offsets and lines, and what passes ask."""
 
+    __slots__ = ()
     start: int  # offset of the body's first line
     end: int  # offset of its closing '}'
     last: int  # 0-based line of the closing '}'

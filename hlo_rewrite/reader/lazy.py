@@ -10,7 +10,8 @@ building anything. :meth:`LazyBody.build` reads the body again, building.
 from __future__ import annotations
 
 from collections.abc import KeysView
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
 if TYPE_CHECKING:
     from ..ir import Computation

@@ -36,10 +36,14 @@ import re
 import signal
 import sys
 from bisect import bisect_left
-from typing import Final, Literal
 
 from .block import BodyCheck, BodyChecker
 from .lines import newline_starts
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
+if TYPE_CHECKING:
+    from typing import Final, Literal
 
 #: a module smaller than this is read in one process: forking and sending results back
 #: would cost more than it saves
