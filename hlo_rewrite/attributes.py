@@ -37,8 +37,25 @@ def scan_value_end(text: str, pos: int) -> int:
     return attribute_value_end(text, pos)
 
 
+# a string inside braces or as a value, its backslash escapes included (as skip_string reads it)
+_QUOTED = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+# a braced value as brace_group_end reads it (only braces pair, strings skipped), three deep at most
+_BRACED = r"\{(?:[^{}\"]++|" + _QUOTED + r"|\{(?:[^{}\"]++|" + _QUOTED + r"|\{(?:[^{}\"]++|" + _QUOTED + r")*+\})*+\})*+\}"
+# one attribute as XLA prints it: ``, name=`` and a braced value, a string, or a word with no
+# blank, comma, bracket, quote or slash in it, then blanks at most
+_PLAIN_ATTR = r",[ \t]*+(" + IDENTIFIER + r")=(" + _BRACED + "|" + _QUOTED + r"|[^\s,{}\[\]()\"'/]++)[ \t]*+"
+_PLAIN_ATTR_RE = lazy_pattern(_PLAIN_ATTR)
+_PLAIN_ATTRS_RE = lazy_pattern(r"[ \t]*+(?:" + _PLAIN_ATTR + r")*+")
+
+
 def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
-    """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``."""
+    """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``.
+
+    Attributes as XLA prints them are cut by one regular expression; any other text (comments,
+    a value that goes on after its braces or string, ``calls=%a, %b``, a line break, an error)
+    is walked character class by character class, which also says what is wrong."""
+    if _PLAIN_ATTRS_RE.fullmatch(text) is not None:
+        return _PLAIN_ATTR_RE.findall(text)
     out: list[tuple[str, str]] = []
     n = len(text)
     try:

@@ -1,10 +1,17 @@
-"""The quick readings of attribute text agree with the full attribute splitter."""
+"""The quick readings of attribute text agree with the full attribute splitter, and its cut by one
+expression with its walk."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from conftest import read_exact
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_roundtrip import COMPLETE
 
+import hlo_rewrite.attributes as attributes
 from hlo_rewrite import parse_module
 from hlo_rewrite.attributes import called_computation_names, quick_called_computations, split_attributes
 
@@ -31,3 +38,72 @@ def test_quick_callees_refuse_what_they_cannot_vouch_for():
     assert quick_called_computations(", condition=%c, body=%b") == ["c", "b"]
     assert quick_called_computations(", branch_computations={%a, %b}") == ["a", "b"]
     assert quick_called_computations(", dimensions={0}") == []
+
+
+# ------------------------------------------------------------ the one-expression cut
+
+
+def _walked(text: str):
+    """What the character walk alone makes of ``text`` (a list, or the error's message)."""
+    fast = attributes._PLAIN_ATTRS_RE
+    attributes._PLAIN_ATTRS_RE = re.compile(r"(?!)")  # never matches: the walk reads everything
+    try:
+        return split_attributes(text)
+    except Exception as exc:  # noqa: BLE001 - the outcome compared, whatever it is
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        attributes._PLAIN_ATTRS_RE = fast
+
+
+def _cut(text: str):
+    try:
+        return split_attributes(text)
+    except Exception as exc:  # noqa: BLE001
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.mark.parametrize("text, by_one_expression", [
+    (", channel_id=1, replica_groups={{0,1},{2,3}}, to_apply=%add", True),
+    (', metadata={op_name="jit(f)/add" source_file="/a/b.py" source_line=3}', True),
+    (', backend_config={"x":"}{,\\"y"}, frontend_attributes={_xla="a,b"}', True),
+    (', custom_call_target="foo", api_version=API_VERSION_STATUS_RETURNING', True),
+    (", sharding={devices=[2,1]0,1}, dimensions={0}", True),
+    ("  , a=1 , b=2", True),
+    ("", True),
+    (", calls=%a, %b", False),  # several callees after one name: the walk reads them
+    (", a={x}y, b=2", False),  # text after a braced value belongs to it
+    (", a=1 /* note */, b=2", False),  # a comment
+    (", a=\n1", False),
+    (", a={{{{1}}}}", False),  # deeper than the expression reads
+    (", a=(1, 2)", False),
+    (", a=1,, b=2", False),  # an error: the walk names it
+    (', a="open', False),
+    (", a={1", False),
+])
+def test_attributes_as_xla_prints_them_are_cut_by_one_expression_as_the_walk_cuts_them(text, by_one_expression):
+    assert (attributes._PLAIN_ATTRS_RE.fullmatch(text) is not None) == by_one_expression
+    assert _cut(text) == _walked(text)
+
+
+def test_every_attribute_text_of_the_corpus_is_cut_as_the_walk_cuts_it(corpus):
+    fast = 0
+    for path in COMPLETE:
+        module = parse_module(read_exact(path), str(path))
+        for comp in module.computations:
+            for instr in comp.instructions:
+                text = instr.attrs_text or ""
+                fast += attributes._PLAIN_ATTRS_RE.fullmatch(text) is not None and text != ""
+                assert _cut(text) == _walked(text), (path, instr.name)
+    assert fast > 1000
+
+
+_PIECES = st.sampled_from([
+    ", ", ",", " ", "\t", "\n", "a", "to_apply", "=", "%add", "1", "-2", "true", "{", "}", "{{0,1}}", "[", "]",
+    "(", ")", '"', "'", '"x,}"', "\\", '\\"', "/*", "*/", "//", "calls=%a, %b", "op_name=", "x.y-z_0",
+])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_any_text_is_cut_by_one_expression_only_as_the_walk_cuts_it(text):
+    assert _cut(text) == _walked(text)
