@@ -259,7 +259,8 @@ class Instruction:
     def from_source(self) -> bool:
         """True while the instruction is its source text (``text`` is not None),
         told without slicing the text out of the source."""
-        if self._own_text is not None:
+        rare = self._rare  # (its own text, looked up without the descriptor: this is asked often)
+        if rare is not None and rare.get("text") is not None:
             return True
         comp = self.computation
         return self._nlines > 0 and comp is not None and comp.module is not None

@@ -28,14 +28,15 @@ def verify(module: Module, computations: Iterable[Computation] | None = None) ->
         defined: set[str] = set()
         roots = 0
         for instr in comp.instructions:
-            for op in instr.operands:
-                if op not in defined:
-                    where = "later" if op in comp.by_name else "nowhere"
-                    raise HloVerifyError(
-                        f"operand '{op}' of '{instr.name}' in computation '{comp.name}' is "
-                        f"defined {where} (it must be defined before its use)",
-                        filename=fname, line=instr.line or None,
-                    )
+            operands = instr.operands
+            if operands and not defined.issuperset(operands):
+                op = next(op for op in operands if op not in defined)
+                where = "later" if op in comp.by_name else "nowhere"
+                raise HloVerifyError(
+                    f"operand '{op}' of '{instr.name}' in computation '{comp.name}' is "
+                    f"defined {where} (it must be defined before its use)",
+                    filename=fname, line=instr.line or None,
+                )
             from_source = instr.from_source
             if not from_source or (control_in_source and "control-predecessors" in (instr.attrs_text or "")):
                 for pred in instr.control_predecessors:
