@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 import fuzz_corpus
 import pytest
@@ -38,18 +39,36 @@ def _small_modules_in_parallel(monkeypatch):
     monkeypatch.setattr(parallel, "single_threaded", lambda: True)
 
 
+class Collected(list):
+    """How many bodies of its own stretch each worker sent back (in the order the reader first
+    heard from them), and how many of the reader's stretch the reader took from the first one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[int, int] = {}
+        self.taken_back = 0
+
+
 @pytest.fixture
 def collected(monkeypatch):
-    """How many bodies each worker sent back, in order."""
-    counts: list[int] = []
-    original = parallel._collect
+    counts = Collected()
+    receive, take = parallel._receive, parallel.Prechecked.take
 
-    def spy(worker):
-        found = original(worker)
-        counts.append(len(found))
+    def spy_receive(worker, *, wait=False):
+        had = worker.results is not None
+        receive(worker, wait=wait)
+        if not had and worker.results is not None:
+            counts.seen[id(worker)] = len(counts)
+            counts.append(len(worker.results))
+
+    def spy_take(self, first, offset):
+        found = take(self, first, offset)
+        if found is not parallel.MISSING and offset < self._offsets[0]:
+            counts.taken_back += 1
         return found
 
-    monkeypatch.setattr(parallel, "_collect", spy)
+    monkeypatch.setattr(parallel, "_receive", spy_receive)
+    monkeypatch.setattr(parallel.Prechecked, "take", spy_take)
     return counts
 
 
@@ -154,16 +173,78 @@ def test_a_message_cut_short_costs_only_time(monkeypatch, collected, keep):
     nothing the reader takes: the reader checks that stretch itself."""
     send = parallel._send
 
-    def cut_short(fd, found):
+    def cut_short(fd, message):
         r, w = os.pipe()
-        send(w, found)
+        send(w, message)
         os.close(w)
         whole = os.read(r, 1 << 20)
         os.write(fd, whole[:keep])
+        os._exit(0)  # (and nothing more)
 
     monkeypatch.setattr(parallel, "_send", cut_short)
     assert _both(_module())[0] == "ok"
-    assert collected == [0]
+    assert collected == [0] and collected.taken_back == 0
+
+
+@pytest.fixture
+def slow_reader(monkeypatch):
+    """The reader checks each body slowly (the worker does not), looks at what came back at
+    every body, and the first worker sends its findings for the reader's stretch two at a time."""
+    reader = os.getpid()
+    check = BodyChecker.check
+
+    def slow(self, first, known):
+        if os.getpid() == reader:
+            time.sleep(0.004)
+        return check(self, first, known)
+
+    monkeypatch.setattr(BodyChecker, "check", slow)
+    monkeypatch.setattr(parallel, "POLL_EVERY", 1)
+    monkeypatch.setattr(parallel, "BACK_EVERY", 2)
+
+
+def test_a_slow_reader_takes_over_what_the_first_worker_checked_of_its_stretch(slow_reader, collected):
+    """The first worker goes on from its stretch into the reader's, from its end back; the
+    reader takes the bodies it has not reached yet from there, and the module is the same."""
+    text = _module(60)
+    outcome = _both(text)
+    assert outcome[0] == "ok"
+    assert collected.taken_back >= 4
+    assert print_module(parse_module(text, processes=2)) == text
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("negate(%p.12)", "negate(%q.12)", "operand 'q.12' of 'n.12' is not defined"),
+    ("%n.13 = f32[8]{0} negate", "%p.13 = f32[8]{0} negate", "defined twice"),
+    ("negate(%p.14)", "negate(\n%p.14)", ""),  # a split line: not plain, read line by line
+    ("to_apply=%c.11", "to_apply=%c.99", "calls computation 'c.99', which is not defined"),
+])
+def test_a_flaw_the_first_worker_finds_in_the_readers_stretch_is_located_as_in_one_process(
+        slow_reader, collected, old, new, message):
+    text = _module(60)
+    assert old in text
+    outcome = _both(text.replace(old, new, 1))
+    if message:
+        assert outcome[0] == "error" and message in outcome[1]
+    else:
+        assert outcome[0] == "ok"
+
+
+def test_a_worker_that_dies_checking_back_costs_only_time(slow_reader, monkeypatch, collected):
+    """Killed after its first findings for the reader's stretch: the reader takes those, and
+    checks the rest itself."""
+    send = parallel._send
+    sent = []
+
+    def then_die(fd, message):
+        send(fd, message)
+        sent.append(message)
+        if len(sent) == 2:  # its own stretch, then two bodies of the reader's
+            os._exit(1)
+
+    monkeypatch.setattr(parallel, "_send", then_die)
+    assert _both(_module(60))[0] == "ok"
+    assert 1 <= collected.taken_back <= 2
 
 
 def test_no_worker_outlives_a_reading_that_fails_early():
@@ -199,8 +280,8 @@ def test_a_process_with_threads_reads_in_one_process(monkeypatch, collected):
     monkeypatch.undo()  # the real check, and the real size limit
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     spy = []
-    original = parallel._collect
-    monkeypatch.setattr(parallel, "_collect", lambda worker: spy.append(worker) or original(worker))
+    original = parallel._fork
+    monkeypatch.setattr(parallel, "_fork", lambda *a, **k: spy.append(a) or original(*a, **k))
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
@@ -226,13 +307,13 @@ def test_the_command_reads_a_large_module_with_a_worker(tmp_path):
         "import sys\n"
         "from hlo_rewrite.reader import parallel\n"
         "seen = []\n"
-        "original = parallel._collect\n"
-        "parallel._collect = lambda w: seen.append(1) or original(w)\n"
+        "original = parallel._receive\n"
+        "parallel._receive = lambda w, **k: seen.append(id(w)) or original(w, **k)\n"
         "from hlo_rewrite.cli import main\n"
         "try:\n"
         "    main(['--passes', 'none', sys.argv[1], '-o', sys.argv[2]], prog_name='hlo-rewrite')\n"
         "finally:\n"
-        "    print(len(seen))\n"
+        "    print(len(set(seen)))\n"
     )
     out = tmp_path / "out.hlo"
     done = subprocess.run([sys.executable, "-c", probe, str(src), str(out)], capture_output=True, text=True)

@@ -40,6 +40,14 @@ def newline_starts(text: str, offset: int = 0) -> array:
     return starts
 
 
+def fill_newline_starts(starts: array, text: str, offset: int) -> None:
+    """Fill in the lines :func:`newline_starts` left at 0 before ``offset``: the array is then
+    what ``newline_starts(text)`` gives."""
+    if offset:
+        before = array(starts.typecode, map(_MATCH_END, _NEWLINE.finditer(text, 0, offset - 1)))
+        starts[1 : 1 + len(before)] = before
+
+
 class Lines:
     """The lines of a text (without their "\\n"), sliced out of it on demand.
 

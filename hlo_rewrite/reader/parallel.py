@@ -12,6 +12,14 @@ locations do not depend on the path taken: a worker only ever saves the reader w
 have done the same way (and if the text is not for the line reader at all, the workers are
 ended unheard).
 
+The stretches are cut for a machine that runs both processes alike, which a shared machine
+does not: the reader, which also loads the command and builds the module, often reaches the
+first worker's stretch well after that worker is done. So the first worker then goes on
+checking the reader's own stretch from its end back, and sends what it found a few bodies at a
+time (:data:`BACK_EVERY`); the reader looks at what has come every :data:`POLL_EVERY` bodies
+and takes over the bodies the worker has checked from there on, so the two meet wherever the
+machine lets them.
+
 A worker that fails in any way (killed, out of memory, an exception) costs only time: the
 reader then checks that stretch itself. Workers are ended with the reading, whatever ends it.
 
@@ -33,12 +41,14 @@ import gc
 import marshal
 import os
 import re
+import select
 import signal
 import sys
 from bisect import bisect_left
+from collections.abc import Iterable
 
 from .block import BodyCheck, BodyChecker
-from .lines import newline_starts
+from .lines import fill_newline_starts, newline_starts
 
 TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
@@ -57,12 +67,24 @@ MAX_PROCESSES: Final = 8
 OWN_SHARE_OF_TWO: Final = 0.41
 
 #: the same for workers started while the command's modules load (:func:`begin`): they check
-#: for that long before the reader can, so they take more (measured: docs/performance.md)
-EARLY_OWN_SHARE_OF_TWO: Final = 0.31
+#: for that long before the reader can. Less would balance a quiet machine (0.31 did), but a
+#: reader that is late costs only what the first worker cannot check back for it, a worker that
+#: is late the whole wait (measured: docs/performance.md)
+EARLY_OWN_SHARE_OF_TWO: Final = 0.43
 
+
+#: the first worker checks the reader's stretch back (module docstring) and sends its findings
+#: this many bodies at a time
+BACK_EVERY: Final = 16
+
+#: the reader looks for those findings every this many bodies of its own stretch
+POLL_EVERY: Final = 16
 
 #: a worker's message starts with its length in this many bytes (little-endian)
 _LENGTH_BYTES: Final = 8
+
+#: the most a worker's pipe is asked to hold (what Linux lets any process ask for)
+_PIPE_BYTES: Final = 1 << 20
 
 
 class _Missing(enum.Enum):
@@ -79,15 +101,26 @@ _HEAD_END = re.compile(r" \{\r?\n")
 
 class _Worker:
     """One forked worker: its process (0 once it has been waited for), the read end of its pipe
-    (-1 once closed), where its stretch starts, and its findings once they are in."""
+    (-1 once closed: nothing more comes), where its stretch starts, its stretch's findings once
+    they are in, and, for the first worker, its findings for the reader's stretch (``back``)
+    and how far back they go (``low``: every body of the reader's stretch whose first line is
+    at or after this one has been checked)."""
 
-    __slots__ = ("pid", "fd", "offset", "results")
+    __slots__ = ("pid", "fd", "offset", "results", "back", "low", "pending")
 
     def __init__(self, pid: int, fd: int, offset: int) -> None:
         self.pid = pid
         self.fd = fd
         self.offset = offset
         self.results: dict[int, tuple | None] | None = None
+        self.back: dict[int, tuple | None] = {}
+        self.low = _NOWHERE
+        self.pending = bytearray()  # received, not yet a whole message
+        os.set_blocking(fd, False)  # (read when the reader looks, without waiting: _receive)
+
+
+#: ``low`` of a worker that has sent nothing for the reader's stretch
+_NOWHERE: Final = 1 << 62
 
 
 class Prechecked:
@@ -96,31 +129,44 @@ class Prechecked:
     def __init__(self, workers: list[_Worker]) -> None:
         self._workers = workers  # in text order
         self._offsets = [w.offset for w in workers]
+        self._asked = 0  # bodies of the reader's own stretch asked for
 
     def take(self, first: int, offset: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
         """A worker's finding for the body starting on line ``first``, at ``offset`` (a
         :class:`BodyCheck`, or None: not plain), or :data:`MISSING` when no worker checked it."""
         k = bisect_left(self._offsets, offset) - 1
-        if k < 0:
-            return MISSING
-        worker = self._workers[k]
-        if worker.results is None:
-            worker.results = _collect(worker)
-        if first not in worker.results:
-            return MISSING
-        found = worker.results.pop(first)
-        return None if found is None else BodyCheck(*found)
+        if k < 0:  # the reader's own stretch: the first worker may have checked it from its end
+            helper = self._workers[0]
+            if first < helper.low:
+                self._asked += 1
+                if self._asked % POLL_EVERY or helper.fd < 0:
+                    return MISSING
+                _receive(helper)
+                if first < helper.low:
+                    return MISSING
+            found = helper.back.pop(first, MISSING)
+        else:
+            worker = self._workers[k]
+            while worker.results is None:
+                _receive(worker, wait=True)
+            if k == 0 and worker.fd >= 0:
+                # past its own stretch, the reader needs no more of the first worker's checking
+                # back: it ends at what it sends next (a broken pipe), not when the reading ends
+                _close(worker)
+            found = worker.results.pop(first, MISSING)
+        return found if found is None or found is MISSING else BodyCheck(*found)
 
     def close(self) -> None:
-        """End every worker still running, wait for each to end (one whose findings are in
-        has ended, or is about to), and forget what they found."""
+        """End every worker still running (the first may still be checking back), wait for
+        each to end, and forget what they found."""
         for worker in self._workers:
-            if worker.results is None and worker.pid > 0:
+            if worker.pid > 0 and (worker.fd >= 0 or worker.results is None):
                 try:
                     os.kill(worker.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             worker.results = {}
+            worker.back = {}
             _close(worker)
             _reap(worker)
 
@@ -196,7 +242,7 @@ def _start(text: str, processes: int, own_share_of_two: float) -> Prechecked | N
     workers: list[_Worker] = []
     try:
         for k, cut in enumerate(cuts):
-            worker = _fork(text, cut, cuts[k + 1] if k + 1 < len(cuts) else len(text))
+            worker = _fork(text, cut, cuts[k + 1] if k + 1 < len(cuts) else len(text), back=k == 0)
             if worker is None:
                 break
             workers.append(worker)
@@ -238,7 +284,9 @@ def _head_end_near(text: str, at: int) -> int:
     return before
 
 
-def _fork(text: str, cut: int, end: int) -> _Worker | None:
+def _fork(text: str, cut: int, end: int, *, back: bool) -> _Worker | None:
+    """A worker checking the bodies whose headers end between ``cut`` and ``end``, then
+    (``back``) those before ``cut`` from the last back."""
     read_fd, write_fd = os.pipe()
     try:
         pid = os.fork()
@@ -252,77 +300,115 @@ def _fork(text: str, cut: int, end: int) -> _Worker | None:
             gc.disable()  # it frees nothing before it leaves (the reader disables it too)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            _send(write_fd, _check_stretch(text, cut, end))
+            _work(text, cut, end, back, write_fd)
         finally:
             os._exit(0)
     os.close(write_fd)
     return _Worker(pid, read_fd, cut)
 
 
-def _send(fd: int, found: dict[int, tuple | None]) -> None:
-    """In a worker: write its findings to the pipe as one message, its length first, so that
-    the reader knows it has all of them without waiting for the worker to end."""
-    # marshal: built in (nothing to import on either side), as fast as pickle for these
-    # tuples of strings and numbers, and both ends are the same interpreter
-    data = marshal.dumps(found)
-    message = len(data).to_bytes(_LENGTH_BYTES, "little") + data
-    try:  # a pipe holds 64 KB: let it hold the whole message, so the worker need not wait
+def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
+    """In a worker: check the bodies whose headers end between offsets ``cut`` and ``end`` and
+    send the findings, by first line; then (``back``) check those before ``cut``, from the last
+    back, sending the findings :data:`BACK_EVERY` bodies at a time with the first line of the
+    last one checked. Each message is ``(findings, that line or None)``."""
+    try:  # a pipe holds 64 KB: let it hold what is sent, so the worker need not wait for it
         import fcntl
 
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, len(message))
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     except (ImportError, AttributeError, OSError):
-        pass  # (more than the system allows: the rest is written as the reader reads)
-    view = memoryview(message)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _check_stretch(text: str, cut: int, end: int) -> dict[int, tuple | None]:
-    """In a worker: the findings for the bodies whose headers end between offsets ``cut``
-    and ``end``, by first line."""
-    starts = newline_starts(text, text.rfind("\n", 0, cut) + 1)  # from the line of the first header
+        pass  # (the rest is written as the reader reads)
+    line = text.rfind("\n", 0, cut) + 1  # where the line of the first header starts
+    starts = newline_starts(text, line)  # the lines before it left at 0, for now
     checker = BodyChecker.of(text, starts)
+    _send(fd, (_check_bodies(checker, _HEAD_END.finditer(text, cut, end)), None))
+    if not back:
+        return
+    gone = select.poll()  # the reader closes the pipe once it has reached this stretch
+    gone.register(fd, select.POLLERR)
+    if gone.poll(0):
+        return
+    fill_newline_starts(starts, text, line)  # the reader's lines too
+    heads = list(_HEAD_END.finditer(text, 0, cut))
+    for at in range(len(heads), 0, -BACK_EVERY):
+        if gone.poll(0):
+            return
+        found = _check_bodies(checker, reversed(heads[max(at - BACK_EVERY, 0) : at]))
+        _send(fd, (found, min(found, default=0)))
+
+
+def _check_bodies(checker: BodyChecker, heads: Iterable[re.Match[str]]) -> dict[int, tuple | None]:
+    """The findings for the bodies after these header ends, by first line."""
+    starts = checker.starts
     found: dict[int, tuple | None] = {}
-    for m in _HEAD_END.finditer(text, cut, end):
+    for m in heads:
         first = bisect_left(starts, m.end())
         checked = checker.check(first, frozenset())
         found[first] = None if checked is None else tuple(checked)
     return found
 
 
-def _collect(worker: _Worker) -> dict[int, tuple | None]:
-    """Wait for a worker's findings; an empty dict when it failed (it ended before sending
-    them whole, or sent something else)."""
-    data = _read_message(worker.fd)
-    _close(worker)
-    if data is None:
-        _reap(worker)  # (it ended, or it is ending: an error, a signal)
-        return {}
-    try:
-        found = marshal.loads(data)
-    except Exception:
-        return {}
-    return found if isinstance(found, dict) else {}
+def _send(fd: int, message: tuple) -> None:
+    """In a worker: write one message to the pipe, its length first, so that the reader knows
+    when it has all of it without waiting for the worker to end."""
+    # marshal: built in (nothing to import on either side), as fast as pickle for these
+    # tuples of strings and numbers, and both ends are the same interpreter
+    data = marshal.dumps(message)
+    view = memoryview(len(data).to_bytes(_LENGTH_BYTES, "little") + data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-def _read_message(fd: int) -> bytes | None:
-    """One message from a worker's pipe (:func:`_send`); None when the pipe ends first."""
-    head = _read_exactly(fd, _LENGTH_BYTES)
-    return None if head is None else _read_exactly(fd, int.from_bytes(head, "little"))
+def _receive(worker: _Worker, *, wait: bool = False) -> None:
+    """Take in every whole message a worker has sent so far (``wait``: at least one, unless it
+    ends first). When its pipe ends (the worker is done, killed or failed), nothing more is
+    looked for, and its stretch's findings are none unless they came whole: the reader then
+    checks those bodies itself. A message that is not what a worker sends ends it too."""
+    pending = worker.pending
+    while worker.fd >= 0:
+        try:
+            chunk = os.read(worker.fd, 1 << 20)
+        except BlockingIOError:
+            if not wait:
+                return
+            select.select([worker.fd], [], [])
+            continue
+        except OSError:
+            chunk = b""
+        if not chunk:
+            _close(worker)
+            break
+        pending += chunk
+        if _take_messages(worker):
+            wait = False
+    if worker.results is None:
+        worker.results = {}
+    worker.pending = bytearray()
 
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks = []
-    try:
-        while size > 0:
-            chunk = os.read(fd, min(size, 1 << 20))
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            size -= len(chunk)
-    except OSError:
-        return None
-    return b"".join(chunks)
+def _take_messages(worker: _Worker) -> bool:
+    """Take in the whole messages at the start of ``worker.pending``; whether there were any."""
+    pending = worker.pending
+    taken = 0
+    while len(pending) - taken >= _LENGTH_BYTES:
+        end = taken + _LENGTH_BYTES + int.from_bytes(pending[taken : taken + _LENGTH_BYTES], "little")
+        if len(pending) < end:
+            break
+        try:
+            found, low = marshal.loads(pending[taken + _LENGTH_BYTES : end])
+        except Exception:
+            found = low = ()
+        if not isinstance(found, dict):
+            _close(worker)  # not what a worker sends
+            break
+        if low is None:
+            worker.results = found
+        elif isinstance(low, int):
+            worker.back.update(found)
+            worker.low = low
+        taken = end
+    del pending[:taken]
+    return taken > 0
 
 
 def _close(worker: _Worker) -> None:
