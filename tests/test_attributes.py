@@ -16,18 +16,23 @@ from hlo_rewrite import parse_module
 from hlo_rewrite.attributes import called_computation_names, quick_called_computations, split_attributes
 
 
-def test_quick_callees_agree_with_splitter_on_corpus(corpus):
-    checked = 0
+def _corpus_attribute_texts():
+    """``(file, instruction name, attribute text)`` of every instruction of the corpus."""
     for path in COMPLETE:
         module = parse_module(read_exact(path), str(path))
         for comp in module.computations:
             for instr in comp.instructions:
-                text = instr.attrs_text or ""
-                quick = quick_called_computations(text)
-                full = called_computation_names(split_attributes(text))
-                if quick is not None:
-                    assert quick == full, (path, instr.name)
-                    checked += bool(full)
+                yield path, instr.name, instr.attrs_text or ""
+
+
+def test_quick_callees_agree_with_splitter_on_corpus(corpus):
+    checked = 0
+    for path, name, text in _corpus_attribute_texts():
+        quick = quick_called_computations(text)
+        full = called_computation_names(split_attributes(text))
+        if quick is not None:
+            assert quick == full, (path, name)
+            checked += bool(full)
     assert checked > 1000
 
 
@@ -87,13 +92,9 @@ def test_attributes_as_xla_prints_them_are_cut_by_one_expression_as_the_walk_cut
 
 def test_every_attribute_text_of_the_corpus_is_cut_as_the_walk_cuts_it(corpus):
     fast = 0
-    for path in COMPLETE:
-        module = parse_module(read_exact(path), str(path))
-        for comp in module.computations:
-            for instr in comp.instructions:
-                text = instr.attrs_text or ""
-                fast += attributes._PLAIN_ATTRS_RE.fullmatch(text) is not None and text != ""
-                assert _cut(text) == _walked(text), (path, instr.name)
+    for path, name, text in _corpus_attribute_texts():
+        fast += attributes._PLAIN_ATTRS_RE.fullmatch(text) is not None and text != ""
+        assert _cut(text) == _walked(text), (path, name)
     assert fast > 1000
 
 
