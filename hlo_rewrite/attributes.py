@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import HloParseError
-from .lexicon import IDENTIFIER, attribute_value_end, skip_string, skip_trivia
+from .lexicon import DOUBLE_QUOTED, IDENTIFIER, attribute_value_end, skip_string, skip_trivia
 from .opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS
 from .regex import lazy_pattern
 
@@ -38,7 +38,7 @@ def scan_value_end(text: str, pos: int) -> int:
 
 
 # a string inside braces or as a value, its backslash escapes included (as skip_string reads it)
-_QUOTED = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_QUOTED = DOUBLE_QUOTED
 # a braced value as brace_group_end reads it (only braces pair, strings skipped), three deep at most
 _BRACED = r"\{(?:[^{}\"]++|" + _QUOTED + r"|\{(?:[^{}\"]++|" + _QUOTED + r"|\{(?:[^{}\"]++|" + _QUOTED + r")*+\})*+\})*+\}"
 # one attribute as XLA prints it: ``, name=`` and a braced value, a string, or a word with no

@@ -230,8 +230,10 @@ class UnclosedError(ValueError):
 #: the rest of a string after its opening quote: anything but the quote, or an escaped character
 _REST = "[^{q}\\\\]*+(?:\\\\.[^{q}\\\\]*+)*+{q}"
 _STRING_REST: Final = {q: re.compile(_REST.format(q=q), re.S) for q in "\"'"}
-#: a whole double-quoted string (over lines too), to take every string out of a text at once
-DOUBLE_QUOTED_RE: Final = lazy_pattern('"' + _REST.format(q='"'), re.S)
+#: a whole double-quoted string (over lines too), to take every string out of a text at once; its
+#: source, to build it into other expressions
+DOUBLE_QUOTED: Final = '"(?s:' + _REST.format(q='"') + ")"
+DOUBLE_QUOTED_RE: Final = lazy_pattern(DOUBLE_QUOTED)
 
 
 def skip_string(text: str, pos: int) -> int:
