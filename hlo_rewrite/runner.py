@@ -13,12 +13,11 @@ line's (``outputs.py``); nothing here writes a file.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import signal
 import time
 from collections.abc import Generator, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import early, formats
 from .errors import ExitCode, HloError, HloInternalError, clarified
@@ -29,6 +28,9 @@ from .printer import Printed, render
 from .reader import parse_module
 from .reader.parallel import usable_cpus
 from .report import ErrorInfo, FileResult, ModuleResult
+
+if TYPE_CHECKING:
+    from .pool import Results
 
 #: a UTF-8 byte-order mark: accepted before a module, and kept in its output
 BOM = "\ufeff"
@@ -249,49 +251,56 @@ def _worker_signals() -> None:
 
 
 def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes | None
-                 ) -> Generator[FileResult, None, None]:
-    """Results in input order, computed here or in ``jobs`` worker processes.
-
-    Closing the iterator early (an interrupt, a full standard output) cancels the files not
-    started yet.
+                 ) -> Generator[FileResult, None, None] | _Reported:
+    """Results in input order, computed here or in ``jobs`` worker processes (started at
+    once). The caller closes the iterator (``contextlib.closing``): closed early (an interrupt,
+    a full standard output), the files not done yet are cancelled.
     """
+    if stdin_data is not None or jobs <= 1 or len(inputs) <= 1:
+        return _here(inputs, job, stdin_data)
+    from functools import partial
+
+    from .pool import ordered
+
+    early.drop()  # each file is read whole in a worker process (see process_data)
+    return _Reported(inputs, ordered(partial(_process_input, job), inputs, min(jobs, len(inputs)),
+                                              _worker_signals))
+
+
+def _here(inputs: Sequence[Input], job: Job, stdin_data: bytes | None) -> Generator[FileResult, None, None]:
     # one file at a time: the reading of a large module may use the other cores
     alone = job._replace(processes=usable_cpus())
     if stdin_data is not None:
         early.drop()  # no file of the command line is read (see process_data)
         yield process_data("<stdin>", "-", stdin_data, alone, inputs[0].target if inputs else DEFAULT_TARGET)
         return
-    if jobs <= 1 or len(inputs) <= 1:
-        for i in inputs:
-            yield process_path(i.path, alone, i.target, walked=i.walked)
-        return
-    from concurrent.futures import ProcessPoolExecutor
+    for i in inputs:
+        yield process_path(i.path, alone, i.target, walked=i.walked)
 
-    early.drop()  # each file is read whole in a pool process (see process_data)
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(inputs)), initializer=_worker_signals)
-    finished = False
-    try:
-        futures = [pool.submit(process_path, i.path, job, i.target, walked=i.walked) for i in inputs]
-        for i, fut in zip(inputs, futures, strict=True):
-            try:
-                yield fut.result()
-            except Exception as exc:  # noqa: BLE001 - a worker died: that file failed, the rest go on
-                res = FileResult(name=i.path, path=i.path)
-                res.errors.append(internal_error(exc, i.path))
-                yield res
-        finished = True
-    finally:
-        if finished:
-            pool.shutdown()
-        else:  # stopped early: the workers' results are not wanted, do not wait for them
-            workers = list((getattr(pool, "_processes", None) or {}).values())
-            manager = getattr(pool, "_executor_manager_thread", None)
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in workers:  # they only compute and write nothing: end them now
-                with contextlib.suppress(Exception):
-                    proc.terminate()
-            # the pool's manager thread ends once it sees its workers gone: wait for it here, or
-            # it may close its wake-up pipe while the interpreter's exit writes to it (CPython
-            # then prints an ignored OSError with a traceback after our last message)
-            if manager is not None:
-                manager.join(timeout=2)
+
+class _Reported:
+    """The pool's results, a worker's failure made that file's internal error."""
+
+    def __init__(self, inputs: Sequence[Input], results: Results) -> None:
+        self.inputs = iter(inputs)
+        self.results = results
+
+    def __iter__(self) -> _Reported:
+        return self
+
+    def __next__(self) -> FileResult:
+        res = next(self.results)
+        i = next(self.inputs)
+        if isinstance(res, BaseException):  # a worker died or failed: that file failed, the rest go on
+            failed = FileResult(name=i.path, path=i.path)
+            failed.errors.append(internal_error(res, i.path))
+            return failed
+        return res
+
+    def close(self) -> None:
+        self.results.close()
+
+
+def _process_input(job: Job, item: Input) -> FileResult:
+    """One input of the command line, in a worker process of ``--jobs``."""
+    return process_path(item.path, job, item.target, walked=item.walked)
