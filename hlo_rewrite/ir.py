@@ -761,7 +761,7 @@ class Computation:
         self._users = None
         self.edits += 1
         if self.module is not None:
-            self.module.touch()
+            self.module.touch(self)
 
     def index_of(self, instr: Instruction) -> int:
         for i, x in enumerate(self.instructions):
@@ -925,6 +925,9 @@ class Module:
         self._fresh_counters: dict[str, int] = {}
         self._source_words: dict[str, bool] = {}
         self.edits = 0
+        #: the computations edited since this was last cleared (by id; the pipeline verifies
+        #: these after each pass without looking at every computation)
+        self.touched: dict[int, Computation] = {}
         #: the text is one instruction, which XLA's parser makes a module of (ENTRY ``_``)
         self.single_instruction = False
         #: some operand is written as an instruction (XLA's nested form; ``Computation.settle_inline``)
@@ -982,7 +985,7 @@ class Module:
 
     @property
     def entry(self) -> Computation:
-        for comp in self.computations:
+        for comp in reversed(self.computations):  # (one at most; XLA prints it last)
             if comp.is_entry:
                 return comp
         if not self.computations:
@@ -994,9 +997,12 @@ class Module:
         """True when a pass created, changed, moved or removed anything."""
         return self.edits > 0
 
-    def touch(self) -> None:
-        """Note that the module no longer equals its source text."""
+    def touch(self, computation: Computation | None = None) -> None:
+        """Note that the module no longer equals its source text (``computation``: by an edit
+        of that one)."""
         self.edits += 1
+        if computation is not None:
+            self.touched[id(computation)] = computation
 
     def fresh_name(self, base: str) -> str:
         """A name not used anywhere in the module: ``base``, else ``base.N``."""

@@ -58,7 +58,8 @@ def run_passes(
     reports = []
     for p in instances:
         before = module.edits
-        edits = {id(c): c.edits for c in module.computations}
+        present = set(map(id, module.computations))
+        module.touched.clear()
         try:
             report = p.run(module)
         except HloError as exc:  # a pass read input nobody had checked yet: name the file
@@ -66,8 +67,9 @@ def run_passes(
                 exc.with_filename(module.filename)
             raise
         reports.append(report)
-        if module.edits != before:
-            changed = [c for c in module.computations if edits.get(id(c)) != c.edits]
+        if module.edits != before:  # verify what the pass edited or added
+            edited = module.touched.keys() | (set(map(id, module.computations)) - present)
+            changed = [c for c in module.computations if id(c) in edited]
             try:
                 verify(module, changed)
             except HloError as exc:

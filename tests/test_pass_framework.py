@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from hlo_rewrite import parse_module, print_module
-from hlo_rewrite.errors import PassError
+from hlo_rewrite.errors import HloInternalError, PassError
 from hlo_rewrite.ir import Computation, Instruction, Module
 from hlo_rewrite.passes import (
     BUILTIN_PASSES,
@@ -243,3 +243,56 @@ def test_the_reader_notes_exactly_the_anchor_opcodes_the_passes_declare() -> Non
     from hlo_rewrite.reader import NOTED_OPCODES
 
     assert NOTED_OPCODES == anchor_opcodes()
+
+
+class _Edit(Pass):
+    """A pass for the checks after each pass: ``edit(module)`` is all it does."""
+
+    name = "edit"
+    description = "an edit given by the test"
+    anchors = frozenset()
+    scope = Scope.MODULE
+
+    def __init__(self, edit, name: str = "edit") -> None:
+        super().__init__()
+        self.edit = edit
+        self.name = name
+
+    def run_on(self, module: Module, report: PassReport) -> None:
+        self.edit(module)
+
+
+def _point_at(comp_name: str, instr_name: str, operand: str):
+    def edit(module: Module) -> None:
+        instr = module.computation(comp_name).by_name[instr_name]
+        instr.operands = [operand]
+        instr.mark_changed()
+    return edit
+
+
+def test_a_pass_that_breaks_a_computation_it_edited_is_caught_after_it() -> None:
+    module = parse_module(MODULE)
+    with pytest.raises(HloInternalError, match="pass 'breaks' left an invalid module: operand 'ghost' of 'n.1'"):
+        run_passes(module, [_Edit(_point_at("body", "n.1", "ghost"), "breaks")])
+
+
+def test_each_pass_is_checked_for_what_it_edited_even_where_an_earlier_pass_edited() -> None:
+    module = parse_module(MODULE)
+    fine, breaks = _Edit(_point_at("body", "n.1", "b"), "fine"), _Edit(_point_at("body", "n.1", "n.1"), "breaks")
+    with pytest.raises(HloInternalError, match="pass 'breaks' left an invalid module: operand 'n.1'"):
+        run_passes(module, [fine, breaks])
+    module = parse_module(MODULE)
+    run_passes(module, [fine, _Edit(_point_at("main", "n.2", "f"), "fine too")])
+    assert "ROOT n.2 = f32[4] negate(f)" in print_module(module)
+
+
+def test_a_computation_a_pass_added_is_checked_after_it() -> None:
+    def add(module: Module) -> None:
+        comp = Computation("extra")
+        comp.add_instruction(Instruction("r", "negate", "f32[4]", ["ghost"], is_root=True))
+        module.add_computation(comp)  # built before it joined the module: never touched in it
+        module.touch()
+
+    module = parse_module(MODULE)
+    with pytest.raises(HloInternalError, match="pass 'adds' left an invalid module: operand 'ghost' of 'r'"):
+        run_passes(module, [_Edit(add, "adds")])
