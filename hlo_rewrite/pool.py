@@ -178,8 +178,10 @@ class _Forked:
 
     def _wait(self) -> None:
         """Take in what the workers have sent; a worker gone is replaced."""
-        ready, _, _ = select.select(list(self.workers), [], [])
-        for fd in ready:
+        ready = select.poll()
+        for fd in self.workers:
+            ready.register(fd, select.POLLIN)
+        for fd, _event in ready.poll():
             worker = self.workers[fd]
             try:
                 chunk = os.read(fd, 1 << 20)
@@ -198,7 +200,8 @@ class _Forked:
             end = taken + _LENGTH_BYTES + int.from_bytes(pending[taken : taken + _LENGTH_BYTES], "little")
             if len(pending) < end:
                 break
-            failed, value = pickle.loads(pending[taken + _LENGTH_BYTES : end])
+            with memoryview(pending) as view:  # (a large result is not copied to be read)
+                failed, value = pickle.loads(view[taken + _LENGTH_BYTES : end])
             self.done[worker.taken.popleft()] = RuntimeError(value) if failed else value
             taken = end
             self._hand(worker)
@@ -251,9 +254,11 @@ class _Forked:
 
 
 def _write(fd: int, payload: bytes) -> None:
-    view = memoryview(len(payload).to_bytes(_LENGTH_BYTES, "little") + payload)
-    while view:
-        view = view[os.write(fd, view) :]
+    """One result message: its length, then the payload (not copied behind the length)."""
+    for part in (len(payload).to_bytes(_LENGTH_BYTES, "little"), payload):
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def _grow(fd: int) -> None:

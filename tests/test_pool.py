@@ -71,6 +71,11 @@ def slow_first(item: int) -> tuple[int, int]:
     return item * item, os.getpid()
 
 
+def big(item: int) -> str:
+    """A result several times what a result pipe holds."""
+    return f"{item}:" + "x" * (3_000_000 + item)
+
+
 def fails_on_three(item: int) -> int:
     if item == 3:
         raise ValueError("three is refused")
@@ -101,6 +106,10 @@ def test_results_come_in_input_order(way):
     assert len(pids) == 2  # both workers took inputs
     if way == "forked":
         assert all(_gone(pid) for pid in pids)
+
+
+def test_results_larger_than_a_pipe_come_whole(way):
+    assert list(pool.ordered(big, range(5), 2, _ignore_signals)) == [big(k) for k in range(5)]
 
 
 def test_more_processes_than_inputs(way):
