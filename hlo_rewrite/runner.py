@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from . import early, formats
 from .errors import ExitCode, HloError, HloInternalError, clarified
 from .io import check_not_foreign
-from .passes import PassOptions
+from .passes import PassOptions, anchor_opcodes
 from .pipeline import run_passes
 from .printer import Printed, render
 from .reader import parse_module
@@ -107,7 +107,9 @@ def process_module(text: str, name: str, job: Job, index: int = 0, line_offset: 
     result = ModuleResult(index=index, line_offset=line_offset)
     try:
         t0 = time.perf_counter()
-        module = parse_module(text, name, strict=job.strict, processes=job.processes)
+        # what the passes look for: ENTRY is built while workers check, if they do and it holds any
+        wanted = anchor_opcodes(job.names) if job.processes > 1 and job.names else ()
+        module = parse_module(text, name, strict=job.strict, processes=job.processes, build_entry_for=wanted)
         t1 = time.perf_counter()
         result.reports = run_passes(module, job.names, job.options)
         t2 = time.perf_counter()

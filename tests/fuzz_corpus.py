@@ -86,13 +86,13 @@ class Outcome:
     detail: str = ""
 
 
-def reading(text: str, filename: str, *, blocks: bool, processes: int = 1) -> tuple:
+def reading(text: str, filename: str, *, blocks: bool, processes: int = 1, build_entry_for=()) -> tuple:
     """What reading ``text`` gives, with or without the one-pass body check (in up to
-    ``processes`` processes): the error, or per computation what passes see before and
-    after building it."""
+    ``processes`` processes, ENTRY built during the reading for ``build_entry_for``): the
+    error, or per computation what passes see before and after building it."""
     Scanner.check_blocks = blocks
     try:
-        module = parse_module(text, filename, processes=processes)
+        module = parse_module(text, filename, processes=processes, build_entry_for=build_entry_for)
     except HloError as exc:
         return ("error", exc.message, exc.line, exc.column)
     finally:

@@ -18,9 +18,12 @@ import fuzz_corpus
 import pytest
 
 from hlo_rewrite import parse_module, print_module
+from hlo_rewrite.passes import DEFAULT_PIPELINE, anchor_opcodes
+from hlo_rewrite.pipeline import run_passes
 from hlo_rewrite.reader import parallel
 from hlo_rewrite.reader.block import BodyChecker
 from hlo_rewrite.reader.patterns import OPCODE_SPELLINGS
+from hlo_rewrite.reader.plain import Scanner
 
 #: the size from which the command reads with workers (the fixture below lowers it)
 LIMIT = parallel.PARALLEL_MIN_BYTES
@@ -93,11 +96,72 @@ def _module(computations: int = 24) -> str:
     return "".join(parts)
 
 
-def _both(text: str, processes: int = 2) -> tuple:
+#: what the default pipeline looks for: the reading builds ENTRY early when it holds one
+ANCHORS = anchor_opcodes(DEFAULT_PIPELINE)
+
+
+def _both(text: str, processes: int = 2, build_entry_for=()) -> tuple:
     alone = fuzz_corpus.reading(text, "m.hlo", blocks=True)
-    shared = fuzz_corpus.reading(text, "m.hlo", blocks=True, processes=processes)
+    shared = fuzz_corpus.reading(text, "m.hlo", blocks=True, processes=processes, build_entry_for=build_entry_for)
     assert shared == alone
     return shared
+
+
+@pytest.fixture
+def entry_built_early(monkeypatch):
+    """How many times the reading built ENTRY early, and took what it built."""
+    counts = {"built": 0, "taken": 0}
+    build, take = Scanner._build_entry_early, Scanner._take_entry_built
+
+    def spy_build(self, found):
+        build(self, found)
+        counts["built"] += self._entry_built is not None
+
+    def spy_take(self, comp):
+        counts["taken"] += 1
+        take(self, comp)
+
+    monkeypatch.setattr(Scanner, "_build_entry_early", spy_build)
+    monkeypatch.setattr(Scanner, "_take_entry_built", spy_take)
+    return counts
+
+
+@pytest.mark.parametrize("wanted, built", [(ANCHORS, True), ({"all-reduce"}, True), ({"send"}, False), ((), False)])
+def test_entry_is_built_while_a_worker_checks_when_it_holds_what_is_wanted(entry_built_early, wanted, built):
+    text = _module(60)
+    module = parse_module(text, processes=2, build_entry_for=wanted)
+    assert entry_built_early == {"built": int(built), "taken": int(built)}
+    assert module.entry.is_built is built
+    alone = parse_module(text)
+    assert repr(module.style) == repr(alone.style)
+    assert [(i.name, i.opcode, i.operands, i.line, i.column, i.text, i.computation is module.entry)
+            for i in module.entry.instructions] == [
+        (i.name, i.opcode, i.operands, i.line, i.column, i.text, True) for i in alone.entry.instructions]
+    run_passes(module, DEFAULT_PIPELINE)
+    run_passes(alone, DEFAULT_PIPELINE)
+    assert print_module(module) == print_module(alone)
+    assert "custom-call" in print_module(module)
+
+
+@pytest.mark.parametrize("old, new, message, built", [
+    ("call(%all-reduce)", "call(%nothing)", "operand 'nothing' of 'y' is not defined", 0),  # in ENTRY
+    ("all-reduce(%x)", "all-reduce(\n%x)", "", 0),  # ENTRY not plain: read line by line
+    ("to_apply=%c.59\n}\n", "to_apply=%c.59\n} junk\n", None, 1),  # after its body: read again
+    # elsewhere: in the reader's stretch (perhaps found before the worker's findings are in)
+    ("negate(%p.20)", "negate(%q.20)", "operand 'q.20' of 'n.20' is not defined", None),
+    ("negate(%p.50)", "negate(%q.50)", "operand 'q.50' of 'n.50' is not defined", 1),  # the worker's
+])
+def test_a_flaw_is_found_and_located_as_in_one_process_with_entry_built_early(
+        entry_built_early, old, new, message, built):
+    text = _module(60)
+    assert old in text
+    outcome = _both(text.replace(old, new, 1), build_entry_for=ANCHORS)  # as read in one process
+    if message:
+        assert outcome[0] == "error" and message in outcome[1]
+    elif message == "":
+        assert outcome[0] == "ok"
+    if built is not None:
+        assert entry_built_early["built"] == built
 
 
 def test_a_worker_checks_the_later_bodies_and_the_module_is_the_same(collected):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Collection
 
 from ..errors import HloError, HloInternalError
 from ..ir import Module
@@ -47,7 +48,8 @@ def read_tokens(text: str, filename: str | None) -> Module:
     return read(text, filename)
 
 
-def parse_module(text: str, filename: str | None = None, *, strict: bool = False, processes: int = 1) -> Module:
+def parse_module(text: str, filename: str | None = None, *, strict: bool = False, processes: int = 1,
+                 build_entry_for: Collection[str] = ()) -> Module:
     """Read HLO module text into a :class:`Module`.
 
     Raises :class:`~hlo_rewrite.errors.HloError` with the file, line and column
@@ -55,11 +57,14 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
     parser accepts (:func:`hlo_rewrite.strict.check_module`). With ``processes`` above 1,
     a large module's computation bodies are checked by that many processes (forked
     workers, :mod:`hlo_rewrite.reader.parallel`): the result and any error are the same.
+    ``build_entry_for``: opcodes a caller is about to look for (a pass pipeline's anchors);
+    when workers read and ENTRY holds one, its instructions are built while they check
+    rather than on first use (the module is the same either way).
     """
     was_enabled = gc.isenabled()
     gc.disable()  # reading allocates many small objects and frees none of them
     try:
-        module = _read(text, filename, strict, processes)
+        module = _read(text, filename, strict, processes, frozenset(build_entry_for))
         if module.entry.is_built:  # else when ENTRY is first built (see build_body)
             module.style = detect_style(module)
         if strict:
@@ -72,7 +77,7 @@ def parse_module(text: str, filename: str | None = None, *, strict: bool = False
             gc.enable()
 
 
-def _read(text: str, filename: str | None, strict: bool, processes: int) -> Module:
+def _read(text: str, filename: str | None, strict: bool, processes: int, build_entry_for: frozenset[str]) -> Module:
     # the workers start first, so that they check while everything else is done here (called
     # with one process too: it ends workers started early for another reading)
     prechecked = parallel.start(text, processes if Scanner.check_blocks and not strict else 1)
@@ -81,15 +86,16 @@ def _read(text: str, filename: str | None, strict: bool, processes: int) -> Modu
             if prechecked is not None:
                 prechecked.close()  # not the line reader's text: the workers' findings are not wanted
             return read_tokens(text, filename)
-        return _read_plain(text, filename, strict, prechecked)  # (the line reader ends them)
+        return _read_plain(text, filename, strict, prechecked, build_entry_for)  # (the line reader ends them)
     finally:
         if prechecked is not None:
             prechecked.close()
 
 
-def _read_plain(text: str, filename: str | None, strict: bool, prechecked: parallel.Prechecked | None) -> Module:
+def _read_plain(text: str, filename: str | None, strict: bool, prechecked: parallel.Prechecked | None,
+                build_entry_for: frozenset[str] = frozenset()) -> Module:
     try:
-        return read_plain(text, filename, strict, prechecked)
+        return read_plain(text, filename, strict, prechecked, build_entry_for if prechecked is not None else frozenset())
     except NotPlain:
         return read_tokens(text, filename)
     except HloInternalError:

@@ -45,7 +45,7 @@ import select
 import signal
 import sys
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .block import BodyCheck, BodyChecker
 from .lines import fill_newline_starts, newline_starts
@@ -130,6 +130,20 @@ class Prechecked:
         self._workers = workers  # in text order
         self._offsets = [w.offset for w in workers]
         self._asked = 0  # bodies of the reader's own stretch asked for
+        self._when_in: Callable[[dict[int, tuple | None]], None] | None = None
+
+    def when_first_in(self, callback: Callable[[dict[int, tuple | None]], None]) -> None:
+        """Call ``callback`` once with the first worker's findings for its own stretch (by
+        first line, as :meth:`take` gives them), as soon as the reader has them. They most
+        often come while the reader reads its own stretch: the time the callback takes there,
+        the first worker's checking back makes up for."""
+        self._when_in = callback
+
+    def _arrived(self, worker: _Worker) -> None:
+        callback = self._when_in
+        if callback is not None and worker is self._workers[0] and worker.results is not None:
+            self._when_in = None
+            callback(worker.results)
 
     def take(self, first: int, offset: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
         """A worker's finding for the body starting on line ``first``, at ``offset`` (a
@@ -142,6 +156,7 @@ class Prechecked:
                 if self._asked % POLL_EVERY or helper.fd < 0:
                     return MISSING
                 _receive(helper)
+                self._arrived(helper)
                 if first < helper.low:
                     return MISSING
             found = helper.back.pop(first, MISSING)
@@ -149,6 +164,7 @@ class Prechecked:
             worker = self._workers[k]
             while worker.results is None:
                 _receive(worker, wait=True)
+            self._arrived(worker)
             if k == 0 and worker.fd >= 0:
                 # past its own stretch, the reader needs no more of the first worker's checking
                 # back: it ends at what it sends next (a broken pipe), not when the reading ends

@@ -295,11 +295,14 @@ class Scanner:
 
     def __init__(
         self, text: str, filename: str | None, strict: bool, *, module: Module | None = None,
-        prechecked: Prechecked | None = None,
+        prechecked: Prechecked | None = None, build_entry_for: frozenset[str] = frozenset(),
     ) -> None:
         """A reader of ``text``; with ``module`` (read from ``text`` before), one that builds
         that module's unbuilt computations. ``prechecked`` are the workers checking the
-        bodies of a large module (:mod:`.parallel`); the reader ends them when it is done."""
+        bodies of a large module (:mod:`.parallel`); the reader ends them when it is done.
+        ``build_entry_for``: opcodes for which ENTRY's instructions are wanted; when a worker
+        checked ENTRY and it holds one, they are built as soon as that worker's findings are in
+        (:meth:`_build_entry_early`)."""
         self.text = text
         self.filename = filename
         self.strict = strict
@@ -322,6 +325,11 @@ class Scanner:
         self.maybe_comments = self.bodies.comments
         self.maybe_control = self.bodies.control
         self.prechecked = prechecked  # what worker processes found (parallel.start)
+        # ENTRY's body offsets and the instructions built for them before it is reached
+        self._entry_built: tuple[tuple[int, int], Computation] | None = None
+        self._build_entry_for = build_entry_for
+        if prechecked is not None and build_entry_for:
+            prechecked.when_first_in(self._build_entry_early)
 
     # ------------------------------------------------------------------ helpers
     def _raw(self, i: int) -> str:
@@ -740,6 +748,8 @@ class Scanner:
         if callers:
             self.callers.extend((comp, name, line) for name, line, _ in callers)
         comp._lazy = LazyBody(comp.line - 1, block=(s, e), opcodes=present, noted=noted)
+        if self._entry_built is not None and comp.is_entry and self._entry_built[0] == (s, e):
+            self._take_entry_built(comp)
         self.instruction_count += n
         text = self.text
         after = self.lines.starts[last + 1]
@@ -749,6 +759,41 @@ class Scanner:
         j = self._gather_tail(last)
         comp.tail = self._raw_block(last, j)
         return j + 1
+
+    def _build_entry_early(self, found: dict[int, tuple | None]) -> None:
+        """Build ENTRY's instructions from a worker's findings for the stretch that holds it
+        (the passes will ask for them), while the other workers still check: after the reading,
+        the other processors have nothing to do. Only a body the worker checked out is built,
+        from its offsets, just as :func:`build_body` would; the reading takes it when it
+        reaches that very body (:meth:`_take_entry_built`), else it is dropped."""
+        text = self.text
+        at = text.rfind("\nENTRY ") + 1  # XLA prints ENTRY last, its header on one line
+        if at == 0:
+            return
+        checked = found.get(bisect_right(self.lines.starts, at))  # the line after the header's
+        if checked is None or self._build_entry_for.isdisjoint(checked[4]):
+            return  # not plainly checked, or nothing the passes look for
+        block = (checked[0], checked[1])
+        holder = Computation("")
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            build_block(holder, block, text, self.lines.starts)
+        finally:
+            if was_enabled:
+                gc.enable()
+        self._entry_built = (block, holder)
+
+    def _take_entry_built(self, comp: Computation) -> None:
+        """ENTRY's body was checked out at the offsets its instructions were built for early."""
+        assert self._entry_built is not None
+        holder = self._entry_built[1]
+        self._entry_built = None
+        instructions = holder.instructions
+        for instr in instructions:
+            instr.computation = comp
+        comp._lazy = None
+        comp.fill(instructions, holder.by_name)
 
     def _gather_tail(self, i: int) -> int:
         """The closing '}' of a body is on line ``i``: only a line comment may follow it there
@@ -843,8 +888,10 @@ def build_body(comp: Computation, lazy: LazyBody) -> None:
             gc.enable()
 
 
-def read_plain(text: str, filename: str | None, strict: bool, prechecked: Prechecked | None = None) -> Module:
+def read_plain(text: str, filename: str | None, strict: bool, prechecked: Prechecked | None = None,
+               build_entry_for: frozenset[str] = frozenset()) -> Module:
     """Read text as XLA prints it; raises :class:`NotPlain` for text it cannot vouch for.
     ``strict`` builds every computation (for the strict checks that follow); ``prechecked``
-    are the workers checking the bodies of a large module (:func:`.parallel.start`)."""
-    return Scanner(text, filename, strict, prechecked=prechecked).run()
+    are the workers checking the bodies of a large module (:func:`.parallel.start`), and
+    ``build_entry_for`` the opcodes for which ENTRY is built while they check."""
+    return Scanner(text, filename, strict, prechecked=prechecked, build_entry_for=build_entry_for).run()
