@@ -23,14 +23,13 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, Protocol
 
+from . import pipes
 from .reader.parallel import single_threaded
 
-#: a task is an input's index (little-endian); a result message starts with its length
-_TASK_BYTES = _LENGTH_BYTES = 8
+#: a task is an input's index, in this many bytes (little-endian)
+_TASK_BYTES = 8
 #: the inputs a worker is given ahead: the next is there when it is done with one
 _IN_HAND = 2
-#: what a result pipe may hold (Linux allows an unprivileged process up to 1 MB)
-_PIPE_BYTES = 1 << 20
 
 
 class WorkerDied(Exception):
@@ -157,7 +156,7 @@ class _Forked:
         os.close(task_read)
         worker = _Worker(pid, result_read, task_write)
         self.workers[result_read] = worker
-        _grow(result_read)
+        pipes.grow(result_read)  # a result of a few hundred KB: its worker goes on at once
         for _ in range(_IN_HAND):
             self._hand(worker)
 
@@ -196,12 +195,9 @@ class _Forked:
     def _take(self, worker: _Worker) -> None:
         pending = worker.pending
         taken = 0
-        while len(pending) - taken >= _LENGTH_BYTES:
-            end = taken + _LENGTH_BYTES + int.from_bytes(pending[taken : taken + _LENGTH_BYTES], "little")
-            if len(pending) < end:
-                break
+        while (end := pipes.message_end(pending, taken)) >= 0:
             with memoryview(pending) as view:  # (a large result is not copied to be read)
-                failed, value = pickle.loads(view[taken + _LENGTH_BYTES : end])
+                failed, value = pickle.loads(view[taken + pipes.LENGTH_BYTES : end])
             self.done[worker.taken.popleft()] = RuntimeError(value) if failed else value
             taken = end
             self._hand(worker)
@@ -250,26 +246,7 @@ class _Forked:
                 payload = pickle.dumps((False, self.function(item)), pickle.HIGHEST_PROTOCOL)
             except Exception as exc:  # noqa: BLE001 - the command reports it for that input
                 payload = pickle.dumps((True, f"{type(exc).__name__}: {exc}"))
-            _write(fd, payload)
-
-
-def _write(fd: int, payload: bytes) -> None:
-    """One result message: its length, then the payload (not copied behind the length)."""
-    for part in (len(payload).to_bytes(_LENGTH_BYTES, "little"), payload):
-        view = memoryview(part)
-        while view:
-            view = view[os.write(fd, view) :]
-
-
-def _grow(fd: int) -> None:
-    """Let a result pipe hold a whole result of a module of a few hundred KB, so that its
-    worker goes on to its next input while the command writes the last output."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    except (ImportError, AttributeError, OSError):
-        pass  # (a smaller pipe: the worker waits for the command to read)
+            pipes.send(fd, payload)
 
 
 def _reap(pid: int) -> int:

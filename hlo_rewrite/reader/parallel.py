@@ -47,6 +47,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
+from .. import pipes
 from .block import BodyCheck, BodyChecker
 from .lines import fill_newline_starts, newline_starts
 
@@ -80,11 +81,6 @@ BACK_EVERY: Final = 16
 #: the reader looks for those findings every this many bodies of its own stretch
 POLL_EVERY: Final = 16
 
-#: a worker's message starts with its length in this many bytes (little-endian)
-_LENGTH_BYTES: Final = 8
-
-#: the most a worker's pipe is asked to hold (what Linux lets any process ask for)
-_PIPE_BYTES: Final = 1 << 20
 
 
 class _Missing(enum.Enum):
@@ -328,12 +324,7 @@ def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
     send the findings, by first line; then (``back``) check those before ``cut``, from the last
     back, sending the findings :data:`BACK_EVERY` bodies at a time with the first line of the
     last one checked. Each message is ``(findings, that line or None)``."""
-    try:  # a pipe holds 64 KB: let it hold what is sent, so the worker need not wait for it
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    except (ImportError, AttributeError, OSError):
-        pass  # (the rest is written as the reader reads)
+    pipes.grow(fd)  # a pipe holds 64 KB: let it hold what is sent, so the worker need not wait for it
     line = text.rfind("\n", 0, cut) + 1  # where the line of the first header starts
     starts = newline_starts(text, line)  # the lines before it left at 0, for now
     checker = BodyChecker.of(text, starts)
@@ -369,10 +360,7 @@ def _send(fd: int, message: tuple) -> None:
     when it has all of it without waiting for the worker to end."""
     # marshal: built in (nothing to import on either side), as fast as pickle for these
     # tuples of strings and numbers, and both ends are the same interpreter
-    data = marshal.dumps(message)
-    view = memoryview(len(data).to_bytes(_LENGTH_BYTES, "little") + data)
-    while view:
-        view = view[os.write(fd, view) :]
+    pipes.send(fd, marshal.dumps(message))
 
 
 def _receive(worker: _Worker, *, wait: bool = False) -> None:
@@ -406,12 +394,9 @@ def _take_messages(worker: _Worker) -> bool:
     """Take in the whole messages at the start of ``worker.pending``; whether there were any."""
     pending = worker.pending
     taken = 0
-    while len(pending) - taken >= _LENGTH_BYTES:
-        end = taken + _LENGTH_BYTES + int.from_bytes(pending[taken : taken + _LENGTH_BYTES], "little")
-        if len(pending) < end:
-            break
+    while (end := pipes.message_end(pending, taken)) >= 0:
         try:
-            found, low = marshal.loads(pending[taken + _LENGTH_BYTES : end])
+            found, low = marshal.loads(pending[taken + pipes.LENGTH_BYTES : end])
         except Exception:
             found = low = ()
         if not isinstance(found, dict):
