@@ -142,8 +142,9 @@ class Prechecked:
             callback(worker.results)
 
     def take(self, first: int, offset: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
-        """A worker's finding for the body starting on line ``first``, at ``offset`` (a
-        :class:`BodyCheck`, or None: not plain), or :data:`MISSING` when no worker checked it."""
+        """A worker's finding for the body starting on line ``first``, at ``offset`` (the fields
+        of a :class:`BodyCheck` as the worker sent them, a plain tuple: the reader only unpacks
+        them; or None: not plain), or :data:`MISSING` when no worker checked it."""
         k = bisect_left(self._offsets, offset) - 1
         if k < 0:  # the reader's own stretch: the first worker may have checked it from its end
             helper = self._workers[0]
@@ -166,7 +167,7 @@ class Prechecked:
                 # back: it ends at what it sends next (a broken pipe), not when the reading ends
                 _close(worker)
             found = worker.results.pop(first, MISSING)
-        return found if found is None or found is MISSING else BodyCheck(*found)
+        return found  # type: ignore[return-value]
 
     def close(self) -> None:
         """End every worker still running (the first may still be checking back), wait for

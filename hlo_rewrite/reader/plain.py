@@ -498,13 +498,15 @@ class Scanner:
         and the instruction objects are built later, on first use (``into`` is
         then the computation to fill)."""
         lines = self.lines
-        n = len(lines)
+        starts = lines.starts
+        text = self.text
+        n = len(starts) - 1
         name = m.group(2)
         # the header runs until a line that ends with '{' with brackets balanced
         depth = 0
         j = i
         while True:
-            line = lines[j]
+            line = text[starts[j] : starts[j + 1] - 1]
             depth += _depth_delta(line)
             if depth == 1 and line.rstrip().endswith("{"):
                 break
@@ -525,7 +527,7 @@ class Scanner:
             comp = Computation(
                 name,
                 is_entry=m.group(1) is not None,
-                head_length=self.lines.end(j) - self.lines.start(i),
+                head_length=min(starts[j + 1], len(text)) - starts[i],
                 line=i + 1,
             )
             self.module.add_computation(comp)
