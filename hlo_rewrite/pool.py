@@ -110,7 +110,6 @@ class _Forked:
         self.workers: dict[int, _Worker] = {}  # by result fd
         self.done: dict[int, Any] = {}
         self.left: deque[int] = deque(range(len(items)))  # the inputs not handed out yet
-
         self.given = 0  # the results given back so far
         try:  # forked now, before the caller may start a thread (a progress display's)
             for _ in range(self.processes):

@@ -265,8 +265,8 @@ def iter_results(inputs: Sequence[Input], job: Job, jobs: int, stdin_data: bytes
     from .pool import ordered
 
     early.drop()  # each file is read whole in a worker process (see process_data)
-    return _Reported(inputs, ordered(partial(_process_input, job), inputs, min(jobs, len(inputs)),
-                                              _worker_signals))
+    results = ordered(partial(_process_input, job), inputs, min(jobs, len(inputs)), _worker_signals)
+    return _Reported(inputs, results)
 
 
 def _here(inputs: Sequence[Input], job: Job, stdin_data: bytes | None) -> Generator[FileResult, None, None]:

@@ -13,6 +13,7 @@ import textwrap
 import time
 
 import pytest
+from conftest import ALLREDUCE_MODULE
 
 from hlo_rewrite import pool
 
@@ -22,19 +23,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning"),
 ]
 
-MODULE = """HloModule m
-
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(f32[] %x, f32[] %y)
-}
-
-ENTRY %main (p: f32[8]) -> f32[8] {
-  %p = f32[8]{0} parameter(0)
-  ROOT %ar = f32[8]{0} all-reduce(f32[8]{0} %p), replica_groups={{0,1}}, to_apply=%add
-}
-"""
+MODULE = ALLREDUCE_MODULE  # one all-reduce in ENTRY: the default pipeline rewrites it
 
 
 @pytest.fixture(params=["forked", "executor"])

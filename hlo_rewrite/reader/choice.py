@@ -95,7 +95,7 @@ def _read(text: str, filename: str | None, strict: bool, processes: int, build_e
 def _read_plain(text: str, filename: str | None, strict: bool, prechecked: parallel.Prechecked | None,
                 build_entry_for: frozenset[str] = frozenset()) -> Module:
     try:
-        return read_plain(text, filename, strict, prechecked, build_entry_for if prechecked is not None else frozenset())
+        return read_plain(text, filename, strict, prechecked, build_entry_for)
     except NotPlain:
         return read_tokens(text, filename)
     except HloInternalError:

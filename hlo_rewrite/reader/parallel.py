@@ -82,7 +82,6 @@ BACK_EVERY: Final = 16
 POLL_EVERY: Final = 16
 
 
-
 class _Missing(enum.Enum):
     MISSING = 0
 

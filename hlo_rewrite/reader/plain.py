@@ -777,13 +777,7 @@ class Scanner:
             return  # not plainly checked, or nothing the passes look for
         block = (checked[0], checked[1])
         holder = Computation("")
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            build_block(holder, block, text, self.lines.starts)
-        finally:
-            if was_enabled:
-                gc.enable()
+        build_block(holder, block, text, self.lines.starts)  # (parse_module holds the collector off)
         self._entry_built = (block, holder)
 
     def _take_entry_built(self, comp: Computation) -> None:
