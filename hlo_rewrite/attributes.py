@@ -37,13 +37,12 @@ def scan_value_end(text: str, pos: int) -> int:
     return attribute_value_end(text, pos)
 
 
-# a string inside braces or as a value, its backslash escapes included (as skip_string reads it)
-_QUOTED = DOUBLE_QUOTED
-# a braced value as brace_group_end reads it (only braces pair, strings skipped), three deep at most
-_BRACED = r"\{(?:[^{}\"]++|" + _QUOTED + r"|\{(?:[^{}\"]++|" + _QUOTED + r"|\{(?:[^{}\"]++|" + _QUOTED + r")*+\})*+\})*+\}"
+# a braced value as brace_group_end reads it (only braces pair; strings, with their backslash
+# escapes as skip_string reads them, skipped), three deep at most
+_BRACED = r"\{(?:[^{}\"]++|" + DOUBLE_QUOTED + r"|\{(?:[^{}\"]++|" + DOUBLE_QUOTED + r"|\{(?:[^{}\"]++|" + DOUBLE_QUOTED + r")*+\})*+\})*+\}"
 # one attribute as XLA prints it: ``, name=`` and a braced value, a string, or a word with no
 # blank, comma, bracket, quote or slash in it, then blanks at most
-_PLAIN_ATTR = r",[ \t]*+(" + IDENTIFIER + r")=(" + _BRACED + "|" + _QUOTED + r"|[^\s,{}\[\]()\"'/]++)[ \t]*+"
+_PLAIN_ATTR = r",[ \t]*+(" + IDENTIFIER + r")=(" + _BRACED + "|" + DOUBLE_QUOTED + r"|[^\s,{}\[\]()\"'/]++)[ \t]*+"
 _PLAIN_ATTR_RE = lazy_pattern(_PLAIN_ATTR)
 _PLAIN_ATTRS_RE = lazy_pattern(r"[ \t]*+(?:" + _PLAIN_ATTR + r")*+")
 
