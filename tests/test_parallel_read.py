@@ -221,10 +221,10 @@ def test_a_worker_that_fails_costs_only_time(monkeypatch, collected):
     reader = os.getpid()
     check = BodyChecker.check
 
-    def failing(self, first, known):
+    def failing(self, first, known, before=None):
         if os.getpid() != reader:
             raise MemoryError("the worker runs out of memory")
-        return check(self, first, known)
+        return check(self, first, known, before)
 
     monkeypatch.setattr(BodyChecker, "check", failing)
     assert _both(_module())[0] == "ok"
@@ -257,10 +257,10 @@ def slow_reader(monkeypatch):
     reader = os.getpid()
     check = BodyChecker.check
 
-    def slow(self, first, known):
+    def slow(self, first, known, before=None):
         if os.getpid() == reader:
             time.sleep(0.004)
-        return check(self, first, known)
+        return check(self, first, known, before)
 
     monkeypatch.setattr(BodyChecker, "check", slow)
     monkeypatch.setattr(parallel, "POLL_EVERY", 1)

@@ -105,10 +105,13 @@ class BodyChecker:
         has = text.__contains__ if has is None else has
         return cls(text, starts, tabs=has("\t"), comments=has("/*"), control=has("control-predecessors"))
 
-    def check(self, first: int, known: set[str] | frozenset[str]) -> BodyCheck | None:
+    def check(self, first: int, known: set[str] | frozenset[str], before: int | None = None) -> BodyCheck | None:
         """Check the body whose first line is ``first`` when every line of it is one plain
         instruction (XLA prints nothing else); None when the body needs the line-by-line
-        reading (which also locates every error).
+        reading (which also locates every error). ``before``: where the next computation's
+        header line starts, when the caller knows it: the body's closing ``}`` is then looked
+        for from there back, a few characters, rather than through the whole body (were there
+        another ``}`` line in between, this body would not be plain: None either way).
 
         The same rules hold as line by line: each line is a whole instruction (brackets nest
         properly on it), names are unique, element types known, at most one ROOT, every
@@ -119,7 +122,7 @@ class BodyChecker:
         text = self.text
         starts = self.starts
         s = starts[first]
-        close = text.find("\n}", s - 1)
+        close = text.find("\n}", s - 1) if before is None else text.rfind("\n}", s - 1, before)
         if close < s:
             return None  # no body, or its end is not a '}' line: read line by line
         e = close + 1

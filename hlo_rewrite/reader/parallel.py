@@ -328,7 +328,8 @@ def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
     line = text.rfind("\n", 0, cut) + 1  # where the line of the first header starts
     starts = newline_starts(text, line)  # the lines before it left at 0, for now
     checker = BodyChecker.of(text, starts)
-    _send(fd, (_check_bodies(checker, _HEAD_END.finditer(text, cut, end)), None))
+    heads = _heads(text, cut, end)
+    _send(fd, (_check_bodies(checker, heads, range(len(heads) - 1)), None))
     if not back:
         return
     gone = select.poll()  # the reader closes the pipe once it has reached this stretch
@@ -336,21 +337,31 @@ def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
     if gone.poll(0):
         return
     fill_newline_starts(starts, text, line)  # the reader's lines too
-    heads = list(_HEAD_END.finditer(text, 0, cut))
-    for at in range(len(heads), 0, -BACK_EVERY):
+    heads = _heads(text, 0, cut)
+    for at in range(len(heads) - 1, 0, -BACK_EVERY):
         if gone.poll(0):
             return
-        found = _check_bodies(checker, reversed(heads[max(at - BACK_EVERY, 0) : at]))
+        found = _check_bodies(checker, heads, range(at - 1, max(at - BACK_EVERY, 0) - 1, -1))
         _send(fd, (found, min(found, default=0)))
 
 
-def _check_bodies(checker: BodyChecker, heads: Iterable[re.Match[str]]) -> dict[int, tuple | None]:
-    """The findings for the bodies after these header ends, by first line."""
+def _heads(text: str, cut: int, end: int) -> list[tuple[int, int]]:
+    """Where each header line that ends between offsets ``cut`` and ``end`` starts and ends,
+    and after them the next one's (or the end of the text)."""
+    found = [(text.rfind("\n", 0, m.start()) + 1, m.end()) for m in _HEAD_END.finditer(text, cut, end)]
+    after = _HEAD_END.search(text, end)
+    found.append((len(text), len(text)) if after is None else (text.rfind("\n", 0, after.start()) + 1, after.end()))
+    return found
+
+
+def _check_bodies(checker: BodyChecker, heads: list[tuple[int, int]], which: Iterable[int]) -> dict[int, tuple | None]:
+    """The findings for the bodies after the header lines ``heads[k]`` for each ``k`` in
+    ``which`` (each ends before the header line ``heads[k + 1]``), by first line."""
     starts = checker.starts
     found: dict[int, tuple | None] = {}
-    for m in heads:
-        first = bisect_left(starts, m.end())
-        checked = checker.check(first, frozenset())
+    for k in which:
+        first = bisect_left(starts, heads[k][1])
+        checked = checker.check(first, frozenset(), heads[k + 1][0])
         found[first] = None if checked is None else tuple(checked)
     return found
 
