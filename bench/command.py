@@ -1,7 +1,8 @@
 """``make bench``: the command as a user runs it, against XLA measured in the same run.
 
 Every figure is a whole process, file in, file out, timed from outside (start-up, imports,
-reading, writing and exit included), the median of ``--repeats`` alternations (default 3):
+reading, writing and exit included), the median of ``--repeats`` alternations (default 5: on a
+shared machine the median of three moved by a tenth from one run to the next):
 
 - per benchmark module (``bench/make_modules.py``): ``hlo-rewrite --passes none IN -o OUT``,
   ``hlo-rewrite IN -o OUT`` (the default pipeline), and XLA's C++ parse+print of the same
@@ -140,7 +141,7 @@ def measure_module(path: Path, repeats: int, out: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=os.environ.get("HLO_BENCH_CACHE", str(REPO / ".bench-cache")))
-    ap.add_argument("--repeats", type=int, default=3, help="alternations (the median is kept)")
+    ap.add_argument("--repeats", type=int, default=5, help="alternations (the median is kept)")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
     cache = Path(args.cache)
