@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from bisect import bisect_left
 
 import fuzz_corpus
 import pytest
@@ -22,6 +23,7 @@ from hlo_rewrite.passes import DEFAULT_PIPELINE, anchor_opcodes
 from hlo_rewrite.pipeline import run_passes
 from hlo_rewrite.reader import parallel
 from hlo_rewrite.reader.block import BodyChecker
+from hlo_rewrite.reader.lines import newline_starts
 from hlo_rewrite.reader.patterns import OPCODE_SPELLINGS
 from hlo_rewrite.reader.plain import Scanner
 
@@ -398,3 +400,42 @@ def test_crlf_line_ends_are_split_between_processes_too(collected):
     text = _module().replace("\n", "\r\n")
     assert _both(text)[0] == "ok"
     assert collected and collected[0] >= 8
+
+
+def _findings(text: str, bounded: bool) -> dict:
+    """Every body's finding, as a worker gives it (each body's end looked for back from the
+    next header) or as the reader does (forward through the body)."""
+    starts = newline_starts(text)
+    checker = BodyChecker.of(text, starts)
+    heads = parallel._heads(text, 0, len(text))
+    if bounded:
+        return parallel._check_bodies(checker, heads, range(len(heads) - 1))
+    found = {}
+    for at in range(len(heads) - 1):
+        first = bisect_left(starts, heads[at][1])
+        checked = checker.check(first, frozenset())
+        found[first] = None if checked is None else tuple(checked)
+    return found
+
+
+@pytest.mark.parametrize("computations", [1, 5, 24])
+def test_a_worker_finds_each_body_as_the_reader_would(computations):
+    text = _module(computations)
+    bounded = _findings(text, bounded=True)
+    assert bounded == _findings(text, bounded=False)
+    assert len(bounded) == computations + 1 and None not in bounded.values()
+
+
+@pytest.mark.parametrize("junk", ["}\n", "}\n// a comment\n}\n", "  %z = f32[8]{0} parameter(0)\n}\n"])
+def test_a_closing_line_before_the_next_header_makes_the_body_not_plain_for_a_worker(junk):
+    """A second '}' line (or more) after a body, before the next header: the worker does not
+    vouch for that body, and the module reads and fails as in one process."""
+    text = _module(6)
+    cut = text.index("\n%c.3 ")  # after the body of c.2 and its blank line
+    broken = text[:cut] + "\n" + junk + text[cut:]
+    bounded = _findings(broken, bounded=True)
+    c2 = broken.index("%c.2 ")
+    first = broken.count("\n", 0, c2) + 1  # the 0-based line after c.2's header
+    assert bounded[first] is None
+    outcome = _both(broken)
+    assert outcome[0] == "error"
