@@ -48,7 +48,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
 from .. import pipes
-from .block import BodyCheck, BodyChecker
+from .block import BodyChecker
 from .lines import fill_newline_starts, newline_starts
 
 TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
@@ -140,7 +140,7 @@ class Prechecked:
             self._when_in = None
             callback(worker.results)
 
-    def take(self, first: int, offset: int) -> BodyCheck | None | Literal[_Missing.MISSING]:
+    def take(self, first: int, offset: int) -> tuple | None | Literal[_Missing.MISSING]:
         """A worker's finding for the body starting on line ``first``, at ``offset`` (the fields
         of a :class:`BodyCheck` as the worker sent them, a plain tuple: the reader only unpacks
         them; or None: not plain), or :data:`MISSING` when no worker checked it."""
@@ -166,7 +166,7 @@ class Prechecked:
                 # back: it ends at what it sends next (a broken pipe), not when the reading ends
                 _close(worker)
             found = worker.results.pop(first, MISSING)
-        return found  # type: ignore[return-value]
+        return found
 
     def close(self) -> None:
         """End every worker still running (the first may still be checking back), wait for
@@ -341,7 +341,7 @@ def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
     for at in range(len(heads) - 1, 0, -BACK_EVERY):
         if gone.poll(0):
             return
-        found = _check_bodies(checker, heads, range(at - 1, max(at - BACK_EVERY, 0) - 1, -1))
+        found = _check_bodies(checker, heads, reversed(range(max(at - BACK_EVERY, 0), at)))
         _send(fd, (found, min(found, default=0)))
 
 
