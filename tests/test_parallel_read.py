@@ -439,3 +439,71 @@ def test_a_closing_line_before_the_next_header_makes_the_body_not_plain_for_a_wo
     assert bounded[first] is None
     outcome = _both(broken)
     assert outcome[0] == "error"
+
+
+# ----------------------------------------------------------------------------- workers started early
+
+
+def _early_and_alone(text: str) -> tuple:
+    """What reading ``text`` gives with its workers started early (:func:`parallel.begin`, as
+    the command starts them while it loads) and in one process: the same."""
+    alone = fuzz_corpus.reading(text, "m.hlo", blocks=True)
+    assert parallel.begin(text, 2)
+    early = fuzz_corpus.reading(text, "m.hlo", blocks=True, processes=2)
+    assert early == alone
+    return early
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_the_first_early_worker_sends_the_line_starts_the_reader_would_find(crlf):
+    text = _module()
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    assert parallel.begin(text, 2)
+    prechecked = parallel.start(text, 2)  # (takes them over)
+    assert prechecked is not None
+    try:
+        assert prechecked.line_starts(len(text)) == newline_starts(text)
+        assert prechecked.line_starts(len(text)) is None  # given once: the reader keeps them
+    finally:
+        prechecked.close()
+    assert _early_and_alone(text)[0] == "ok"
+
+
+def test_workers_the_reading_starts_itself_send_no_line_starts():
+    """Started with the reading, a worker would find the line starts while the reader waits
+    for them: the reader finds them itself, at once."""
+    text = _module()
+    prechecked = parallel.start(text, 2)
+    assert prechecked is not None
+    try:
+        assert prechecked.line_starts(len(text)) is None
+    finally:
+        prechecked.close()
+
+
+@pytest.mark.parametrize("how", ["dies", "cut", "another text"])
+def test_line_starts_that_do_not_come_whole_cost_only_time(monkeypatch, collected, how):
+    """The first worker ends before it sends the line starts, or sends fewer of them than the
+    text has lines, or those of a text of another length: the reader finds them itself, and the
+    reading is the same (every instruction's line and column are compared)."""
+    send = parallel._send
+
+    def broken_lines(fd, message):
+        if not isinstance(message[1], str):  # findings
+            return send(fd, message)
+        if how == "dies":
+            os._exit(0)
+        data, typecode = message
+        if how == "cut":
+            data = data[: -2 * parallel.array(typecode).itemsize]  # the last two lines left out
+        else:
+            data = parallel.array(typecode, [0, 5, 7]).tobytes()  # a text of 6 characters
+        return send(fd, (data, typecode))
+
+    monkeypatch.setattr(parallel, "_send", broken_lines)
+    assert _early_and_alone(_module())[0] == "ok"
+    if how == "dies":
+        assert collected == [0]  # nothing came: the reader checked everything itself
+    else:
+        assert len(collected) == 1 and collected[0] > 0  # the findings did come

@@ -25,7 +25,9 @@ reader then checks that stretch itself. Workers are ended with the reading, what
 
 The command can start the workers even sooner, while its own modules load (:func:`begin`,
 :mod:`hlo_rewrite.early`): the reader then takes them over when it is given that very text, and
-any other reading ends them.
+any other reading ends them. The first of those workers then also finds the offsets of all the
+text's lines first thing and sends them (:meth:`Prechecked.line_starts`): it needs them for its
+checking back anyway, and the reader, still loading, need not find them again.
 
 Forking is safe only in a process with one thread (another thread may hold a lock the worker
 would need), so workers are forked only on Linux, where ``/proc`` tells how many threads the
@@ -44,6 +46,7 @@ import re
 import select
 import signal
 import sys
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
@@ -96,17 +99,20 @@ _HEAD_END = re.compile(r" \{\r?\n")
 
 class _Worker:
     """One forked worker: its process (0 once it has been waited for), the read end of its pipe
-    (-1 once closed: nothing more comes), where its stretch starts, its stretch's findings once
-    they are in, and, for the first worker, its findings for the reader's stretch (``back``)
+    (-1 once closed: nothing more comes), where its stretch starts, whether it sends the text's
+    line starts first (and they, once in), its stretch's findings once they are in, and, for
+    the first worker, its findings for the reader's stretch (``back``)
     and how far back they go (``low``: every body of the reader's stretch whose first line is
     at or after this one has been checked)."""
 
-    __slots__ = ("pid", "fd", "offset", "results", "back", "low", "pending")
+    __slots__ = ("pid", "fd", "offset", "sends_lines", "lines", "results", "back", "low", "pending")
 
-    def __init__(self, pid: int, fd: int, offset: int) -> None:
+    def __init__(self, pid: int, fd: int, offset: int, *, sends_lines: bool = False) -> None:
         self.pid = pid
         self.fd = fd
         self.offset = offset
+        self.sends_lines = sends_lines
+        self.lines: array | None = None
         self.results: dict[int, tuple | None] | None = None
         self.back: dict[int, tuple | None] = {}
         self.low = _NOWHERE
@@ -126,6 +132,20 @@ class Prechecked:
         self._offsets = [w.offset for w in workers]
         self._asked = 0  # bodies of the reader's own stretch asked for
         self._when_in: Callable[[dict[int, tuple | None]], None] | None = None
+
+    def line_starts(self, length: int) -> array | None:
+        """The offsets of the lines of the text (of ``length`` characters), as
+        :func:`.lines.newline_starts` gives them, when the first worker was asked to find them
+        (workers :func:`begin` started) and sent them; None when it was not, or it ended
+        without them: the reader then finds them itself. They are its first message: waiting
+        for it, the reader most often finds it there already."""
+        worker = self._workers[0]
+        while worker.sends_lines and worker.lines is None and worker.fd >= 0:
+            _receive(worker, wait=True)
+        starts, worker.lines, worker.sends_lines = worker.lines, None, False  # (given once)
+        if starts is None or len(starts) < 2 or starts[0] != 0 or starts[-1] != length + 1:
+            return None  # (not what newline_starts gives for this text: found again here)
+        return starts
 
     def when_first_in(self, callback: Callable[[dict[int, tuple | None]], None]) -> None:
         """Call ``callback`` once with the first worker's findings for its own stretch (by
@@ -211,7 +231,7 @@ def begin(text: str, processes: int) -> bool:
     nothing does. Whether any started."""
     global _early, _ending_registered
     end()
-    prechecked = _start(text, processes, EARLY_OWN_SHARE_OF_TWO)
+    prechecked = _start(text, processes, EARLY_OWN_SHARE_OF_TWO, lines=True)
     if prechecked is None:
         return False
     if not _ending_registered:
@@ -238,7 +258,8 @@ def _take_early() -> tuple[str, Prechecked] | None:
     return early[0], early[1]
 
 
-def _start(text: str, processes: int, own_share_of_two: float) -> Prechecked | None:
+def _start(text: str, processes: int, own_share_of_two: float, *, lines: bool = False) -> Prechecked | None:
+    """Fork the workers (``lines``: the first one sends the text's line starts first)."""
     # each process gets a few MB at least, and a many-core machine does not fork dozens
     processes = min(processes, MAX_PROCESSES, max(1, len(text) // max(1, PARALLEL_MIN_BYTES // 2)))
     if processes < 2 or len(text) < PARALLEL_MIN_BYTES or not single_threaded():
@@ -254,7 +275,8 @@ def _start(text: str, processes: int, own_share_of_two: float) -> Prechecked | N
     workers: list[_Worker] = []
     try:
         for k, cut in enumerate(cuts):
-            worker = _fork(text, cut, cuts[k + 1] if k + 1 < len(cuts) else len(text), back=k == 0)
+            end = cuts[k + 1] if k + 1 < len(cuts) else len(text)
+            worker = _fork(text, cut, end, back=k == 0, lines=lines and k == 0)
             if worker is None:
                 break
             workers.append(worker)
@@ -296,9 +318,10 @@ def _head_end_near(text: str, at: int) -> int:
     return before
 
 
-def _fork(text: str, cut: int, end: int, *, back: bool) -> _Worker | None:
+def _fork(text: str, cut: int, end: int, *, back: bool, lines: bool = False) -> _Worker | None:
     """A worker checking the bodies whose headers end between ``cut`` and ``end``, then
-    (``back``) those before ``cut`` from the last back."""
+    (``back``) those before ``cut`` from the last back; first of all (``lines``) it sends the
+    text's line starts."""
     read_fd, write_fd = os.pipe()
     try:
         pid = os.fork()
@@ -312,21 +335,26 @@ def _fork(text: str, cut: int, end: int, *, back: bool) -> _Worker | None:
             gc.disable()  # it frees nothing before it leaves (the reader disables it too)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            _work(text, cut, end, back, write_fd)
+            _work(text, cut, end, back, lines, write_fd)
         finally:
             os._exit(0)
     os.close(write_fd)
-    return _Worker(pid, read_fd, cut)
+    return _Worker(pid, read_fd, cut, sends_lines=lines)
 
 
-def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
+def _work(text: str, cut: int, end: int, back: bool, lines: bool, fd: int) -> None:
     """In a worker: check the bodies whose headers end between offsets ``cut`` and ``end`` and
     send the findings, by first line; then (``back``) check those before ``cut``, from the last
     back, sending the findings :data:`BACK_EVERY` bodies at a time with the first line of the
-    last one checked. Each message is ``(findings, that line or None)``."""
+    last one checked. Each message is ``(findings, that line or None)``; before them
+    (``lines``), the offsets of all the text's lines: ``(their bytes, the array's typecode)``."""
     pipes.grow(fd)  # a pipe holds 64 KB: let it hold what is sent, so the worker need not wait for it
     line = text.rfind("\n", 0, cut) + 1  # where the line of the first header starts
-    starts = newline_starts(text, line)  # the lines before it left at 0, for now
+    if lines:
+        starts = newline_starts(text)
+        _send(fd, (starts.tobytes(), starts.typecode))
+    else:
+        starts = newline_starts(text, line)  # the lines before it left at 0, for now
     checker = BodyChecker.of(text, starts)
     heads = _heads(text, cut, end)
     _send(fd, (_check_bodies(checker, heads, range(len(heads) - 1)), None))
@@ -336,7 +364,8 @@ def _work(text: str, cut: int, end: int, back: bool, fd: int) -> None:
     gone.register(fd, select.POLLERR)
     if gone.poll(0):
         return
-    fill_newline_starts(starts, text, line)  # the reader's lines too
+    if not lines:
+        fill_newline_starts(starts, text, line)  # the reader's lines too
     heads = _heads(text, 0, cut)
     for at in range(len(heads) - 1, 0, -BACK_EVERY):
         if gone.poll(0):
@@ -410,6 +439,11 @@ def _take_messages(worker: _Worker) -> bool:
             found, low = marshal.loads(pending[taken + pipes.LENGTH_BYTES : end])
         except Exception:
             found = low = ()
+        if isinstance(found, bytes) and low in ("I", "q") and len(found) % array(low).itemsize == 0:
+            worker.lines = array(low)
+            worker.lines.frombytes(found)  # (the line starts: _work)
+            taken = end
+            continue
         if not isinstance(found, dict):
             _close(worker)  # not what a worker sends
             break

@@ -307,7 +307,8 @@ class Scanner:
         self.filename = filename
         self.strict = strict
         if module is None:
-            self.lines = Lines(text)
+            # the line starts a worker found for the reader, else found here
+            self.lines = Lines(text, None if prechecked is None else prechecked.line_starts(len(text)))
             self.module = Module(text, filename)
             self.module.line_starts = self.lines.starts
         else:
