@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from array import array
 from bisect import bisect_left
 
 import fuzz_corpus
@@ -496,9 +497,9 @@ def test_line_starts_that_do_not_come_whole_cost_only_time(monkeypatch, collecte
             os._exit(0)
         data, typecode = message
         if how == "cut":
-            data = data[: -2 * parallel.array(typecode).itemsize]  # the last two lines left out
+            data = data[: -2 * array(typecode).itemsize]  # the last two lines left out
         else:
-            data = parallel.array(typecode, [0, 5, 7]).tobytes()  # a text of 6 characters
+            data = array(typecode, [0, 5, 7]).tobytes()  # a text of 6 characters
         return send(fd, (data, typecode))
 
     monkeypatch.setattr(parallel, "_send", broken_lines)
