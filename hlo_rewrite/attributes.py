@@ -30,16 +30,18 @@ SINGLE_CALLEE_ATTRS = CALLEE_ATTRS
 LIST_CALLEE_ATTRS = CALLEE_LIST_ATTRS
 
 
-def scan_value_end(text: str, pos: int) -> int:
-    """Index just past the attribute value starting at ``pos``: the next
+def scan_value_end(text: str, pos: int, name: str = "") -> int:
+    """Index just past the value of attribute ``name`` starting at ``pos``: the next
     top-level ``,`` or the end of text (:func:`~hlo_rewrite.lexicon.attribute_value_end`).
     Raises ValueError when brackets or quotes do not balance."""
-    return attribute_value_end(text, pos)
+    return attribute_value_end(text, pos, name)
 
 
 # a braced value as brace_group_end reads it (only braces pair; strings, with their backslash
-# escapes as skip_string reads them, skipped), three deep at most
-_BRACED = r"\{(?:[^{}\"]++|" + DOUBLE_QUOTED + r"|\{(?:[^{}\"]++|" + DOUBLE_QUOTED + r"|\{(?:[^{}\"]++|" + DOUBLE_QUOTED + r")*+\})*+\})*+\}"
+# escapes as skip_string reads them, skipped), three deep at most, with no '/' outside its
+# strings: a comment inside the braces may hide a brace, so that is left to the walk
+_NOT_BRACE = r"[^{}\"/]++|" + DOUBLE_QUOTED
+_BRACED = (r"\{(?:" + _NOT_BRACE + r"|\{(?:" + _NOT_BRACE + r"|\{(?:" + _NOT_BRACE + r")*+\})*+\})*+\}")
 # one attribute as XLA prints it: ``, name=`` and a braced value, a string, or a word with no
 # blank, comma, bracket, quote or slash in it, then blanks at most
 _PLAIN_ATTR = r",[ \t]*+(" + IDENTIFIER + r")=(" + _BRACED + "|" + DOUBLE_QUOTED + r"|[^\s,{}\[\]()\"'/]++)[ \t]*+"
@@ -72,7 +74,7 @@ def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[
             if m is None:
                 raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}")
             vstart = m.end()
-            vend = scan_value_end(text, vstart)
+            vend = scan_value_end(text, vstart, m.group(1))
             out.append((m.group(1), text[vstart:vend].rstrip()))
             pos = skip_trivia(text, vend)
     except ValueError as exc:

@@ -39,6 +39,7 @@ __all__ = [
     "IDENTIFIER",
     "IDENTIFIER_RE",
     "INTEGRAL_TYPES",
+    "JSON_TEXT_FROM",
     "KEYWORDS",
     "STACK_TABLES",
     "nan_payload_bits",
@@ -55,6 +56,7 @@ __all__ = [
     "instruction_name_problem",
     "integer_range",
     "is_identifier",
+    "json_text_from",
     "matching_close",
     "read_bool",
     "skip_comment",
@@ -335,39 +337,66 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
 
 
 _BRACE_OR_QUOTE: Final = lazy_pattern(r'[{}"]')
+_BRACE_QUOTE_OR_SLASH: Final = lazy_pattern(r'[{}"/]')
+
+#: the attributes whose braced value XLA's lexer takes, from some brace depth on, as JSON text
+#: (``LexJsonDict``), where only braces and strings count and a comment is text like any other:
+#: all of ``backend_config={...}``, and each braced value inside ``frontend_attributes={...}``
+JSON_TEXT_FROM: Final = {"backend_config": 1, "frontend_attributes": 2}
 
 
-def brace_group_end(text: str, pos: int) -> int:
+def json_text_from(name: str) -> int:
+    """The brace depth from which the braced value of attribute ``name`` is JSON text to XLA's
+    lexer (:data:`JSON_TEXT_FROM`), 0 when it is read token by token at every depth."""
+    return JSON_TEXT_FROM.get(name, 0)
+
+
+def brace_group_end(text: str, pos: int, json_from: int = 0) -> int:
     """``text[pos]`` is the ``{`` of a braced attribute value; the index just past its ``}``.
-    As in XLA's lexer (``LexJsonDict``), only braces count inside and strings are skipped, so a
-    value such as ``{mesh = #sdy.mesh<["x"=8]>}`` or ``{a={b[}}`` is text in braces.
-    Raises :class:`UnclosedError` when the brace or a string in it is never closed."""
+    Only braces count inside, so a value such as ``{mesh = #sdy.mesh<["x"=8]>}`` or ``{a={b[}}``
+    is text in braces. Strings are skipped, and so are comments, as XLA's lexer skips them
+    between the tokens of a value (``metadata={op_name="x" /* } */}`` closes at the last ``}``,
+    and a ``}`` after ``//`` closes nothing), except from brace depth ``json_from`` on (when not
+    0), where the value is JSON text to XLA's lexer (:data:`JSON_TEXT_FROM`) and a comment is
+    text. Raises :class:`UnclosedError` when the brace, a string or a comment in it is never
+    closed."""
     depth = 0
-    search = _BRACE_OR_QUOTE.search
+    search = (_BRACE_OR_QUOTE if json_from == 1 else _BRACE_QUOTE_OR_SLASH).search
     i = pos
     while (m := search(text, i)) is not None:
         i = m.start()
-        if m.group() == '"':
+        ch = m.group()
+        if ch == '"':
             try:
                 i = skip_string(text, i)
             except ValueError:
                 raise UnclosedError("unterminated string: '\"' is never closed", i) from None
             continue
-        depth += 1 if m.group() == "{" else -1
+        if ch == "/":
+            if json_from and depth >= json_from:
+                i += 1
+                continue
+            try:
+                nxt = skip_comment(text, i)
+            except ValueError:
+                raise UnclosedError("unterminated comment: '/*' is never closed with '*/'", i) from None
+            i = nxt if nxt != i else i + 1
+            continue
+        depth += 1 if ch == "{" else -1
         i += 1
         if depth == 0:
             return i
     raise UnclosedError("the '{' opened here is never closed", pos)
 
 
-def attribute_value_end(text: str, pos: int) -> int:
-    """Index of the top-level ``,`` (or the end of the text) that ends the attribute value
-    starting at ``pos``. A braced value is text in which only braces pair
-    (:func:`brace_group_end`); anything after its ``}`` up to the ``,`` belongs to the value, for
-    the value's reader to refuse. Raises ValueError (:class:`UnclosedError` for a brace or string
-    never closed) when brackets do not balance."""
+def attribute_value_end(text: str, pos: int, name: str = "") -> int:
+    """Index of the top-level ``,`` (or the end of the text) that ends the value of attribute
+    ``name`` starting at ``pos``. A braced value is text in which only braces pair
+    (:func:`brace_group_end`, JSON text as ``name`` says); anything after its ``}`` up to the
+    ``,`` belongs to the value, for the value's reader to refuse. Raises ValueError
+    (:class:`UnclosedError` for a brace or string never closed) when brackets do not balance."""
     if text.startswith("{", pos):
-        pos = brace_group_end(text, pos)
+        pos = brace_group_end(text, pos, json_text_from(name))
     return find_top_level(text, pos)
 
 

@@ -346,7 +346,7 @@ class _Checker:
                 raise self.error(instr, text, pos, "expects an attribute name=value")
             vstart = m.end()
             try:
-                vend = lexicon.attribute_value_end(text, vstart)
+                vend = lexicon.attribute_value_end(text, vstart, m.group(1))
             except lexicon.UnclosedError as exc:
                 raise self.error(instr, text, exc.offset, str(exc)) from None
             except ValueError as exc:
@@ -924,7 +924,7 @@ def _header_attrs_unchecked(source: str) -> Iterator[tuple[str, int, str, int]]:
         vstart = lexicon.skip_trivia(source, a.end())  # XLA's lexer skips blanks and comments there
         if source.startswith("{", vstart):  # a braced value ends at its '}', over lines or not
             try:
-                vend = lexicon.brace_group_end(source, vstart)
+                vend = lexicon.brace_group_end(source, vstart, lexicon.json_text_from(a.group(1)))
             except ValueError:
                 return
         elif source.startswith('"', vstart):

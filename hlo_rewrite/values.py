@@ -350,7 +350,7 @@ def _braced_raw(text: str, strings: bool = False) -> object:
             end = lexicon.skip_string(text, start)
             value: object = escapes.c_unescape(text[start + 1 : end - 1])
         elif text.startswith("{", start):  # backend_config's braces are JSON text to XLA's lexer
-            end = (lexicon.brace_group_end if strings else lexicon.matching_close)(text, start)
+            end = lexicon.brace_group_end(text, start, json_from=1) if strings else lexicon.matching_close(text, start)
             value = ""
         else:
             what = "a string or {...}" if strings else "{...}"
@@ -385,7 +385,7 @@ def _frontend_attributes_raw(text: str) -> dict[str, str]:
                     end = lexicon.skip_string(text, pos)
                     out[m.group(1)] = escapes.c_unescape(text[pos + 1 : end - 1])
                 elif text.startswith("{", pos):
-                    end = lexicon.brace_group_end(text, pos)
+                    end = lexicon.brace_group_end(text, pos, json_from=1)
                     out[m.group(1)] = text[pos:end]
                 else:
                     raise ValueReadError("expected a string or {...}", pos)

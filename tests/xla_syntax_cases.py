@@ -139,6 +139,35 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT n = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={a=[(}\n}\n",
         {"e": ([("p", "parameter", []), ("n", "custom-call", ["p"])], "n")},
     ),
+    "a_comment_inside_braces_hides_its_brackets": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0), metadata={op_name=\"a\" /* } */}\n"
+        "  q = f32[2]{0} negate(p), frontend_attributes={a=\"1\", // b=\"2\"}\n    c=\"3\"}\n"
+        "  ROOT n = f32[2]{0} negate(q), sharding={replicated /* ] { */}\n}\n",
+        {"e": ([("p", "parameter", []), ("q", "negate", ["p"]), ("n", "negate", ["q"])], "n")},
+    ),
+    "a_comment_inside_backend_config_is_text": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+        "  c = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={\"a\":1 // }\n"
+        "  ROOT n = f32[2]{0} custom-call(c), custom_call_target=\"x\", backend_config={b /* c */}\n}\n",
+        {"e": ([("p", "parameter", []), ("c", "custom-call", ["p"]), ("n", "custom-call", ["c"])], "n")},
+    ),
+    "root_at_the_end_of_the_line_before": (
+        "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+        "ENTRY e {\n  p = f32[8] parameter(0)\n  ar = f32[8] all-reduce(p), replica_groups={}, to_apply=add   ROOT\n"
+        "  n = f32[8] negate(ar)\n  q = f32[8] negate(n)\n}\n",
+        {"add": ADD, "e": ([("p", "parameter", []), ("ar", "all-reduce", ["p"]), ("n", "negate", ["ar"]),
+                            ("q", "negate", ["n"])], "n")},
+    ),
+    "a_quote_in_a_line_comment_before_the_first_computation": (
+        " // \"{\nr {\n  a = u32[] parameter(0)\n  ROOT o = u32[] negate(a)  }\n"
+        "ENTRY e {\n  p = u32[4]{0} parameter(0), frontend_attributes={x=\"{\\\"x\\\"}\"}\n}\n",
+        {"r": ([("a", "parameter", []), ("o", "negate", ["a"])], "o"), "e": ([("p", "parameter", [])], "p")},
+    ),
+    "a_header_value_after_a_line_comment": (
+        "HloModule m, entry_computation_layout= // \"{\n{(f32[2]{0})->f32[2]{0}}, num_partitions= // 1\n2\n\n"
+        "ENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
     "instructions_glued_after_a_braced_value": (
         "HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0), metadata={op_name=\"a\"}%n = f32[2]{0} negate(%p)\n"
         "  %q = f32[2]{0} negate(%n), sharding={replicated}q2 = f32[2]{0} negate(%q)\n"
@@ -232,6 +261,16 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
         "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT ar = f32[8] allreduce(p), to_apply=add\n}\n",
         "unknown opcode 'allreduce'; did you mean 'all-reduce'?", 11, 20,
+    ),
+    "a_brace_in_a_line_comment_closes_nothing": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+        "  n = f32[2]{0} negate(p), metadata={op_name=\"a\" // }\n  ROOT r = f32[2]{0} negate(n)\n}\n",
+        "computation 'e' is not closed", 2, 1,
+    ),
+    "a_brace_in_a_comment_inside_backend_config_counts": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+        "  ROOT n = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={b /* } */}\n}\n",
+        "expected an instruction name, found '*'", 4, 85,
     ),
     "unknown_opcode_over_lines": (
         "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8]\n    le(p,\n      p)\n}\n",

@@ -44,7 +44,7 @@ def strip_attribute_text(
         if m is None:
             return None
         try:
-            end = scan_value_end(attrs_text, m.end())
+            end = scan_value_end(attrs_text, m.end(), m.group(1))
         except ValueError:
             return None
         if m.group(1) in names:

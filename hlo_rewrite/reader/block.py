@@ -62,6 +62,8 @@ _COMMAS = methodcaller("count", ",")
 OPCODE_SETS: dict[frozenset[str], frozenset[str]] = {}
 
 
+# blanks to the line end
+_ENDS_LINE = lazy_pattern(r"[ \t]*+\r?\n")
 # two " =" on one line
 _TWO_EQUALS = lazy_pattern(r" =[^\n]* =")
 # a bracket group with no bracket inside
@@ -138,6 +140,9 @@ class BodyChecker:
             return None  # the last line (most often the ROOT, with operands) already is not plain
         if text.count("ROOT", s, e) > 1:
             return None  # two ROOTs, or the word elsewhere: line by line tells
+        at = text.rfind("ROOT", s, e)
+        if at >= 0 and _ENDS_LINE.match(text, at + 4) is not None:
+            return None  # 'ROOT' ends its line: it marks the next line's instruction, line by line tells
         comments = self.comments and text.find("/*", s, e) >= 0
         if comments and not comments_closed(text, s, e):
             return None

@@ -8,15 +8,16 @@ from ..lexicon import ELEMENT_TYPES, matching_close
 from ..opcodes import MODULE_ATTRS, Kind, closest_opcode
 from ..regex import lazy_pattern
 
-# an element type in a shape: a word directly before "[" (comments and blanks allowed
-# between, as XLA's lexer allows them between any two tokens)
-_TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\s|/\*.*?\*/)*\[", re.S)
+# blanks and comments, as XLA's lexer skips them between any two tokens
+_TRIVIA = r"(?:\s|/\*(?:(?!\*/).)*\*/|//[^\n\r]*)*"
+# an element type in a shape: a word directly before "[" (comments and blanks allowed between)
+_TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)" + _TRIVIA + r"\[", re.S)
 # the header attributes whose values are checked: the layout, flags and counts
 _FLAGS = frozenset(name for name, spec in MODULE_ATTRS.items() if spec.kind == Kind.BOOL)
 _COUNTS = frozenset(name for name, spec in MODULE_ATTRS.items() if spec.kind == Kind.INT)
 _HEADER_VALUE = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<name>" + "|".join(sorted({"entry_computation_layout"} | _FLAGS | _COUNTS)) + r")="
-    r"(?:\s|/\*.*?\*/)*",
+    + _TRIVIA,
     re.S,
 )
 # an entry_computation_layout value as XLA prints it: braces two deep (the value's, a layout's),

@@ -12,13 +12,15 @@ from collections.abc import Collection
 
 from ..errors import HloError, HloInternalError
 from ..ir import Module
-from ..lexicon import DOUBLE_QUOTED_RE
+from ..lexicon import DOUBLE_QUOTED
 from ..printer import detect_style
 from ..regex import lazy_pattern
 from . import parallel
 from .plain import GrammarError, NotPlain, Scanner, read_plain
 
-_LINE_COMMENT = lazy_pattern(r"^[ \t]*//.*$", re.M)
+# a string, or a line that is a comment: whichever starts first (a quote in a comment opens no
+# string, and "//" in a string starts no comment)
+_STRING_OR_COMMENT_LINE = lazy_pattern(DOUBLE_QUOTED + r"|^[ \t]*//.*$", re.M)
 # "//", or a comment other than XLA's own /*index=N*/ before an operand
 _COMMENT_START = re.compile(r"//|/\*(?!index=[0-9]+\*/)")
 
@@ -120,10 +122,8 @@ def _brackets_balance(text: str) -> bool:
     """Whether {} are as many opened as closed outside strings and line comments (the text
     looks plain: no other comments). () and [] are not counted: a braced attribute value is
     text in which only braces need to pair, as for XLA's lexer."""
-    if '"' in text:
-        text = DOUBLE_QUOTED_RE.sub("", text)
-    if "//" in text:
-        text = _LINE_COMMENT.sub("", text)
+    if '"' in text or "//" in text:
+        text = _STRING_OR_COMMENT_LINE.sub("", text)
     return text.count("{") == text.count("}")
 
 

@@ -29,6 +29,7 @@ from ..lexicon import (
     UnclosedError,
     brace_group_end,
     instruction_name_problem,
+    json_text_from,
     matching_close,
     skip_string,
     split_top_level,
@@ -56,13 +57,18 @@ _NUMBER = re.compile(r"[0-9]+")
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
 _STRING_BODY = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+# the pieces of a value as _clean_json reads them: a string, a comment, a brace, blanks, other text
+_VALUE_PIECE = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n\r]*|[{}]|\s+|[^"/{}\s]+|[/"]', re.S)
 
 
-def _clean(text: str) -> str:
+def _clean(text: str, json_from: int = 0) -> str:
     """A value or shape as one line: comments dropped, a run of blanks holding a line end
-    made one blank (strings left as they are)."""
+    made one blank (strings left as they are). From brace depth ``json_from`` on (when not 0)
+    the value is JSON text to XLA's lexer, where a comment is text and stays."""
     if "/*" not in text and "//" not in text and "\n" not in text and "\r" not in text:
         return text
+    if json_from:
+        return _clean_json(text, json_from)
     out = []
     pos = 0
     for m in _STRING_BODY.finditer(text):
@@ -70,6 +76,24 @@ def _clean(text: str) -> str:
         out.append(m.group())
         pos = m.end()
     out.append(_clean_code(text[pos:]))
+    return "".join(out).strip()
+
+
+def _clean_json(text: str, json_from: int) -> str:
+    out = []
+    depth = 0
+    for m in _VALUE_PIECE.finditer(text):
+        piece = m.group()
+        first = piece[0]
+        if first == "{":
+            depth += 1
+        elif first == "}":
+            depth -= 1
+        elif first == "/" and piece[1:2] in ("/", "*") and depth < json_from:
+            piece = " "
+        elif first.isspace() and ("\n" in piece or "\r" in piece):
+            piece = " "
+        out.append(piece)
     return "".join(out).strip()
 
 
@@ -170,15 +194,16 @@ class TokenReader:
             raise self.error(HloParseError, f"the '{self.text[pos]}' opened here is not closed properly: {exc}",
                              pos) from None
 
-    def brace_end(self, pos: int) -> int:
+    def brace_end(self, pos: int, json_from: int = 0) -> int:
         """``text[pos]`` is the '{' of an attribute value; the offset just past its '}'
-        (:func:`~hlo_rewrite.lexicon.brace_group_end`: only braces count inside)."""
+        (:func:`~hlo_rewrite.lexicon.brace_group_end`: only braces count inside; ``json_from``
+        as there)."""
         try:
-            return brace_group_end(self.text, pos)
+            return brace_group_end(self.text, pos, json_from)
         except UnclosedError as exc:
             raise self.error(HloParseError, str(exc), exc.offset) from None
 
-    def value_end(self, pos: int) -> int:
+    def value_end(self, pos: int, json_from: int = 0) -> int:
         """The offset just past the attribute value starting at ``pos``: adjacent atoms and
         ``()``/``[]`` groups (``[2,4]<=[8]T(1,0)``), or one braced group or string, up to a
         blank, a comment, a ``,`` or an unmatched ``}``. As for XLA's lexer, a braced group or a
@@ -186,7 +211,7 @@ class TokenReader:
         (``metadata={...}%next = ...``) is the next instruction."""
         text = self.text
         if text.startswith("{", pos):
-            return self.brace_end(pos)
+            return self.brace_end(pos, json_from)
         if text.startswith('"', pos):
             return self.string_end(pos)
         i = pos + text.startswith("%", pos)
@@ -413,10 +438,11 @@ class TokenReader:
             raise self.error(HloParseError, f"expected an attribute name and '=' after ',', found {self._found(pos)}",
                              pos)
         v = self.skip(w.end() + 1)
-        end = self.value_end(v)
+        json_from = json_text_from(w.group()) if self.text.startswith("{", v) else 0
+        end = self.value_end(v, json_from)
         if end == v:
             raise self.error(HloParseError, f"expected a value for attribute '{w.group()}'", v)
-        return (w.group(), _clean(self.text[v:end])), end
+        return (w.group(), _clean(self.text[v:end], json_from)), end
 
     # ------------------------------------------------------------- computation
     def _computation(self, pos: int, start: int, comp_names: set[str]) -> Computation:

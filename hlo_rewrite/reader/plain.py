@@ -247,6 +247,8 @@ def _check_one_instruction(attrs: str) -> None:
         raise NotPlain
     if rest.rstrip(" \t\r\n").endswith((",", "=")):
         raise NotPlain  # the attributes continue on the next line
+    if rest.rstrip(" \t\r\n").endswith("ROOT"):
+        raise NotPlain  # XLA's lexer reads the word as the start of the next line's instruction
     if " =" in attrs or "\t=" in attrs:
         top = top_level(attrs)
         if " =" in top or "\t=" in top:
@@ -577,6 +579,7 @@ class Scanner:
                     and (not attrs or attrs[0] == "," or attrs == "\r")
                     and " =" not in attrs
                     and not (maybe_tabs and "\t=" in attrs)
+                    and not attrs.rstrip().endswith("ROOT")  # it marks the next line's instruction
                 ):
                     if opcode in PAYLOAD_OPCODES or not inner:
                         operands = []
