@@ -14,7 +14,8 @@ one parses). Public names:
 - ``ATTRIBUTE_KINDS``: every attribute name the parser knows -> its kind (one kind per name).
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
 - ``ENUM_VALUES``: the words an enumerated attribute accepts.
-- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out.
+- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES``: those
+  whose shape XLA's parser builds itself, whatever shape is written.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
   wrapping ``custom-call``, as XLA's parser reads it).
 """
@@ -39,6 +40,7 @@ __all__ = [
     "COMMON_ATTRS",
     "ENUM_VALUES",
     "Kind",
+    "BUILT_SHAPES",
     "MODULE_ATTRS",
     "OPCODES",
     "OPCODE_NAMES",
@@ -146,7 +148,8 @@ COMMON_ATTRS: Final = frozenset(_COMMON)
 # the attribute sets shared by several opcodes: (name, kind, required)
 _COLLECTIVE = [("replica_groups", Kind.REPLICA_GROUPS, False), ("channel_id", Kind.INT, False)]
 _FLAGS = [("constrain_layout", Kind.BOOL, False), ("use_global_device_ids", Kind.BOOL, False)]
-_CHANNEL = [("channel_id", Kind.INT, False), ("is_host_transfer", Kind.BOOL, False)]
+# send, recv and their -done halves: XLA's parser demands the channel
+_CHANNEL = [("channel_id", Kind.INT, True), ("is_host_transfer", Kind.BOOL, False)]
 _DOT = [
     ("lhs_contracting_dims", Kind.INT_LIST, False), ("rhs_contracting_dims", Kind.INT_LIST, False),
     ("lhs_batch_dims", Kind.INT_LIST, False), ("rhs_batch_dims", Kind.INT_LIST, False),
@@ -321,6 +324,9 @@ OPCODE_NAMES: Final[frozenset[str]] = frozenset(OPCODES)
 
 #: the opcodes whose result shape XLA's parser works out when the text leaves it out
 #: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
+#: the opcodes whose shape XLA's parser builds itself (``CreateAfterAll``, ``CreateSendDone``),
+#: whatever shape is written on them
+BUILT_SHAPES: Final[Mapping[str, str]] = MappingProxyType({"after-all": "token[]", "send-done": "token[]"})
 SHAPE_INFERRED: Final[frozenset[str]] = frozenset("""
     abs acos acosh add add-dependency after-all and asin asinh atan atan2 atanh batch-norm-grad
     batch-norm-inference batch-norm-training broadcast call cbrt ceil cholesky clamp compare complex

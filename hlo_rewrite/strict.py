@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from . import escapes, lexicon
 from .errors import HloError, HloParseError
 from .opcodes import (
+    BUILT_SHAPES,
     MODULE_ATTRS,
     SHAPE_INFERRED,
     AttrSpec,
@@ -376,8 +377,7 @@ class _Checker:
         """The signature's result shape against the root's, as XLA's parser compares them once it
         has read the body (``ShapeUtil::Compatible``: layouts and dynamic bounds aside)."""
         root = comp.root
-        # XLA builds an after-all as token[] whatever shape is written on it
-        declared = "token[]" if root.opcode == "after-all" else root.shape
+        declared = _built_shape(root)
         if declared is None:
             return
         try:
@@ -556,20 +556,21 @@ class _Checker:
         if r.shapes is not None:
             for k, (shape_text, name) in enumerate(zip(r.shapes, r.names, strict=True)):
                 producer = local.get(name)
-                if shape_text is not None and producer is not None and producer.shape not in (None, shape_text):
+                if shape_text is not None and producer is not None and _built_shape(producer) not in (None, shape_text):
                     self._operand_at(instr, r, k)  # finds the places, then checks below
                     break
         for shape_text, at, name, _name_at in r.operands or ():
             if shape_text is None:
                 continue
             producer = local.get(name)
-            if producer is None or producer.shape is None or producer.shape == shape_text:
+            built = None if producer is None else _built_shape(producer)
+            if built is None or built == shape_text:
                 continue
             try:
                 declared = _shape_of(_no_comments(shape_text))
             except HloError as exc:
                 raise self.error(instr, r.text, at, exc.message) from None
-            own = _shape_of(producer.shape)
+            own = _shape_of(built)
             if not compatible(declared, own):
                 raise self.error(instr, r.text, at,
                                  f"the declared operand shape {declared.text()} is not compatible with "
@@ -891,6 +892,12 @@ def _check_layout(value: str) -> None:
     problem = shape_syntax_error(value, arrow + 2, end)
     if problem is not None:
         raise ValueReadError(problem[1], problem[0])
+
+
+def _built_shape(instr: Instruction) -> str | None:
+    """The shape XLA's parser gives ``instr``: the written one, but for
+    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES`."""
+    return BUILT_SHAPES.get(instr.opcode, instr.shape)
 
 
 def _header_attrs(source: str) -> Iterator[tuple[str, int, str, int]]:

@@ -255,6 +255,21 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "the stack frame tables stand right after the HloModule line"),
     ("after-all root against a signature", "HloModule m\n\nENTRY e (p: f32[]) -> f32[] {\n  p = f32[] parameter(0)\n"
      "  ROOT t = f32[] after-all()\n}\n", 3, 23, "root instruction t, token[]"),
+    # XLA's parser builds an after-all and a send-done as token[], whatever shape is written
+    ("operand declared with the shape written on an after-all", module(
+        "  t = f32[2] after-all()\n  ROOT n = f32[2] negate(f32[2] t)\n"), 11, 26,
+     "is not compatible with the shape token[] of 't'"),
+    ("operand declared with the shape written on a send-done", module(
+        "  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+        "  s = (f32[2], u32[], token[]) send(p, t), channel_id=1\n  d = f32[2] send-done(s), channel_id=1\n"
+        "  ROOT n = f32[2] negate(f32[2] d)\n"), 14, 26, "is not compatible with the shape token[] of 'd'"),
+    ("send without a channel", module(
+        "  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+        "  s = (f32[2], u32[], token[]) send(p, t)\n  ROOT d = token[] send-done(s), channel_id=1\n"), 12, 42,
+     "attribute channel_id is expected but not seen"),
+    ("recv-done without a channel", module(
+        "  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=1\n"
+        "  ROOT d = (f32[2], token[]) recv-done(r)\n"), 12, 42, "attribute channel_id is expected but not seen"),
     # aliasing, read as XLA's parser reads it
     ("input_output_alias item without its parentheses", module(ONE_PARAMETER, head="HloModule m, "
      "input_output_alias={ {}: 0 }\n\n"), 1, 39, "Expected format: <output_shape_index>: (<input_param>"),
@@ -307,6 +322,8 @@ ACCEPTED: list[tuple[str, str]] = [
         "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
         '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
+    ("after-all with a shape written that no operand declares", module(
+        "  t = f32[2] after-all()\n  ROOT u = token[] after-all(token[] t)\n")),
     ("tuple literal attribute", module(
         '  p = f32[1] parameter(0)\n  ROOT r = f32[1] custom-call(p), custom_call_target="foo", '
         "literal=( s32[4]{0} {4, 128, 128, 3}, pred[2]{0} {1, 0} )\n")),
