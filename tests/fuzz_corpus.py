@@ -237,7 +237,10 @@ def _truncate(rng: random.Random, data: bytes) -> bytes:
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n\r]*|%?[A-Za-z_][A-Za-z0-9_.\-]*|[0-9]+|->|<=|\S', re.S)
 _OPCODE_CALL = re.compile(rb"(?<![A-Za-z0-9_.%\-])([a-z][a-z0-9\-]*)\(")
 _LINE_BREAK = re.compile(rb"\r\n|\n")
-COMMENTS = [b"/* c */", b"/*\n  x = f32[] negate(p)\n*/", b"/**/", b"/* ROOT */", b"/*index=3*/"]
+#: comments to put between two tokens: some hold what a bracket or string walker must not count
+#: (a brace, a bracket, a quote), and ``// `` comments out the rest of its line
+COMMENTS = [b"/* c */", b"/*\n  x = f32[] negate(p)\n*/", b"/**/", b"/* ROOT */", b"/*index=3*/", b"/* } */",
+            b"/* { */", b'/* " */', b"/* ) */", b"// ", b"// } "]
 
 
 def _tokens(data: bytes) -> list[tuple[int, int]]:
@@ -269,7 +272,8 @@ def _insert_comment(rng: random.Random, data: bytes) -> bytes:
         breaks = list(_LINE_BREAK.finditer(data))
         if breaks:
             m = rng.choice(breaks)
-            return data[: m.start()] + b" // note, ROOT x = f32[] negate(p)" + data[m.start() :]
+            note = rng.choice([b" // note, ROOT x = f32[] negate(p)", b" // }", b' // "{'])
+            return data[: m.start()] + note + data[m.start() :]
     toks = _tokens(data)
     if not toks:
         return data
@@ -362,19 +366,26 @@ def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = Non
 
 #: how our reading of a module compares with XLA's parser (``--xla``)
 XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abort", "xla-abort-ours-accept",
-             "xla-only", "misread", "strict-only")
+             "xla-older", "xla-only", "misread", "strict-only")
 #: the disagreements that are failures: XLA reads a module we reject, or both read it differently;
 #: with ``--strict`` also strict mode reading a module XLA rejects ("strict-only")
 XLA_FAILURES = ("xla-only", "misread", "strict-only")
 #: the one attribute strict mode accepts by decision although XLA rejects it (docs/decisions.md):
 #: XLA is asked about the text without it
-_UNSPECIFIED_API = re.compile(r",(?:\s|/\*.*?\*/)*api_version=(?:\s|/\*.*?\*/)*API_VERSION_UNSPECIFIED", re.S)
+_COMMENT_RE = r"/\*(?:(?!\*/).)*\*/"  # one comment: it holds no "*/"
+_UNSPECIFIED_API = re.compile(r",(?:\s|" + _COMMENT_RE + r")*api_version=(?:\s|" + _COMMENT_RE
+                              + r")*API_VERSION_UNSPECIFIED", re.S)
 #: our messages for modules XLA's parser accepts only through a flaw of its own (docs/decisions.md)
 XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element type",
                     "operand has a shape but no name",
                     # strict mode: a scalar for an array literal, and 64-bit integers as written
                     "expects a nested array of rank", "is out of range for literal's primitive type U64",
-                    "is out of range for literal's primitive type S64")
+                    "is out of range for literal's primitive type S64",
+                    # input_output_alias with the parameter number left out
+                    "(<input_param>, <input_param_shape_index>): expected an integer, found ','")
+#: XLA's message for an opcode it does not know: one of the newest XLA's opcodes (the table's) that
+#: the XLA in jaxlib is too old to know is "xla-older", not a disagreement
+_XLA_UNKNOWN_OPCODE = re.compile(r"Unknown opcode: ([a-z0-9-]+)")
 _XLA_HEADER = re.compile(r"(?:ENTRY )?%?(\S+) .*\{$")
 _XLA_ROOT = re.compile(r"\s+ROOT %?(\S+) = ")
 
@@ -389,13 +400,19 @@ def our_skeleton(module) -> dict:
 
 def xla_skeleton(text: str) -> dict | None:
     """The same as XLA's parser reads it (jaxlib imported on first use), None when it rejects."""
+    reading = xla_reading(text)
+    return None if isinstance(reading, str) else reading
+
+
+def xla_reading(text: str) -> dict | str:
+    """The skeleton as XLA's parser reads it, or its message when it rejects the text."""
     import xla_oracle
 
     try:
         instructions = xla_oracle.xla_skeleton(text)
         printed = xla_oracle.xla_parse(text).to_string()
-    except xla_oracle.XlaRejected:
-        return None
+    except xla_oracle.XlaRejected as exc:
+        return str(exc)
     roots: dict[str, str] = {}
     comp = None
     for line in printed.splitlines():
@@ -412,7 +429,7 @@ def xla_skeleton(text: str) -> dict | None:
 def _xla_worker(conn) -> None:  # pragma: no cover - runs in the worker process
     while True:
         text = conn.recv()
-        conn.send(xla_skeleton(text))
+        conn.send(xla_reading(text))
 
 
 class XlaReader:
@@ -431,8 +448,9 @@ class XlaReader:
         self.process = ctx.Process(target=_xla_worker, args=(child,), daemon=True)
         self.process.start()
 
-    def read(self, text: str, timeout: float = 60.0) -> tuple[bool, dict | None]:
-        """(False, None) when XLA's parser aborted the worker, else (True, its skeleton or None)."""
+    def read(self, text: str, timeout: float = 60.0) -> tuple[bool, dict | str | None]:
+        """(False, None) when XLA's parser aborted the worker, else (True, its skeleton, or its
+        message when it rejects the text)."""
         if self.process is None or not self.process.is_alive():
             self._start()
         assert self.conn is not None and self.process is not None
@@ -465,11 +483,16 @@ def compare_with_xla(text: str, xla_reader: XlaReader | None = None, *, strict: 
     if strict:
         text = _UNSPECIFIED_API.sub("", text)
     if xla_reader is None:
-        xla = xla_skeleton(text)
+        reading: dict | str | None = xla_reading(text)
     else:
-        finished, xla = xla_reader.read(text)
+        finished, reading = xla_reader.read(text)
         if not finished:
             return ("xla-abort", "") if ours is None else ("xla-abort-ours-accept", "")
+    xla = None if isinstance(reading, str) else reading
+    if xla is None and ours is not None:
+        m = _XLA_UNKNOWN_OPCODE.search(str(reading))
+        if m is not None and m.group(1) in OPCODE_NAMES:
+            return "xla-older", f"this XLA does not know the opcode {m.group(1)!r}"
     if ours is None and xla is None:
         return "both-reject", ""
     if ours is None:
