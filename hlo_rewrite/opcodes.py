@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
+    "BUILT_SHAPES",
     "ALL_CALLEE_ATTRS",
     "ATTRIBUTE_KINDS",
     "AttrSpec",
@@ -40,7 +41,6 @@ __all__ = [
     "COMMON_ATTRS",
     "ENUM_VALUES",
     "Kind",
-    "BUILT_SHAPES",
     "MODULE_ATTRS",
     "OPCODES",
     "OPCODE_NAMES",
@@ -322,11 +322,11 @@ OPCODES: Final[Mapping[str, OpcodeSpec]] = MappingProxyType(_build())
 #: every opcode name XLA's parser accepts
 OPCODE_NAMES: Final[frozenset[str]] = frozenset(OPCODES)
 
-#: the opcodes whose result shape XLA's parser works out when the text leaves it out
-#: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
 #: the opcodes whose shape XLA's parser builds itself (``CreateAfterAll``, ``CreateSendDone``),
 #: whatever shape is written on them
 BUILT_SHAPES: Final[Mapping[str, str]] = MappingProxyType({"after-all": "token[]", "send-done": "token[]"})
+#: the opcodes whose result shape XLA's parser works out when the text leaves it out
+#: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
 SHAPE_INFERRED: Final[frozenset[str]] = frozenset("""
     abs acos acosh add add-dependency after-all and asin asinh atan atan2 atanh batch-norm-grad
     batch-norm-inference batch-norm-training broadcast call cbrt ceil cholesky clamp compare complex

@@ -80,6 +80,7 @@ def _clean(text: str, json_from: int = 0) -> str:
 
 
 def _clean_json(text: str, json_from: int) -> str:
+    """:func:`_clean` of a value that is JSON text from brace depth ``json_from`` on."""
     out = []
     depth = 0
     for m in _VALUE_PIECE.finditer(text):

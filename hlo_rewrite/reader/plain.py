@@ -245,9 +245,10 @@ def _check_one_instruction(attrs: str) -> None:
     rest = attrs.lstrip(" \t\r\n")
     if rest and rest[0] != "," and not rest.startswith("//"):
         raise NotPlain
-    if rest.rstrip(" \t\r\n").endswith((",", "=")):
+    last = rest.rstrip(" \t\r\n")
+    if last.endswith((",", "=")):
         raise NotPlain  # the attributes continue on the next line
-    if rest.rstrip(" \t\r\n").endswith("ROOT"):
+    if last.endswith("ROOT"):
         raise NotPlain  # XLA's lexer reads the word as the start of the next line's instruction
     if " =" in attrs or "\t=" in attrs:
         top = top_level(attrs)
