@@ -42,6 +42,7 @@ __all__ = [
     "JSON_TEXT_FROM",
     "KEYWORDS",
     "STACK_TABLES",
+    "STRING_TABLES",
     "nan_payload_bits",
     "NAME",
     "NAME_RE",
@@ -86,6 +87,9 @@ def is_identifier(text: str) -> bool:
 
 #: the stack frame tables' words, in the order they stand after the ``HloModule`` line
 STACK_TABLES: Final = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+#: the tables whose entries are a number and a string, which XLA's parser lets an entry leave out
+#: (the name is then empty); the others' entries are a number and braced fields
+STRING_TABLES: Final = frozenset({"FileNames", "FunctionNames"})
 
 #: words XLA's lexer reads as keywords rather than identifiers
 KEYWORDS: Final = frozenset({

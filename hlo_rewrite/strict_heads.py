@@ -149,8 +149,7 @@ def _stack_tables(source: str, pos: int, first: int) -> Iterator[tuple[int, str]
             try:
                 if keys is None:
                     if not source.startswith('"', pos):
-                        yield pos, f"expects a quoted string in the {table} table"
-                        return
+                        continue  # an entry with no name: XLA's parser takes it, the name empty
                     end = skip_string(source, pos)
                 else:
                     if not source.startswith("{", pos):

@@ -168,6 +168,20 @@ READS: dict[str, tuple[str, dict]] = {
         "ENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n",
         {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
     ),
+    "a_name_left_out_of_a_stack_frame_table": (
+        "HloModule m\n\nFileNames\n1 \"a.py\"\n2\n\nFunctionNames\n1 \"f\"\n2\n3 \"g\"\n\nFileLocations\n"
+        "1 {file_name_id=1 function_name_id=3 line=1 end_line=1 column=1 end_column=1}\n\n"
+        "StackFrames\n1 {file_location_id=1 parent_frame_id=0}\n\n"
+        "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={stack_frame_id=1}\n}\n",
+        {"e": ([("p", "parameter", [])], "p")},
+    ),
+    "a_name_left_out_of_a_stack_frame_table_read_token_by_token": (
+        "HloModule m\n\nFileNames\n1 \"a.py\"\n2\n\nFunctionNames\n1 \"f\"\n2\n3 \"g\"\n\nFileLocations\n"
+        "1 {file_name_id=1 function_name_id=3 line=1 end_line=1 column=1 end_column=1}\n\n"
+        "StackFrames\n1 {file_location_id=1 parent_frame_id=0}\n\n"
+        "ENTRY e {\n  ROOT p = f32[] parameter(0), /* c */ metadata={stack_frame_id=1}\n}\n",
+        {"e": ([("p", "parameter", [])], "p")},
+    ),
     "instructions_glued_after_a_braced_value": (
         "HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0), metadata={op_name=\"a\"}%n = f32[2]{0} negate(%p)\n"
         "  %q = f32[2]{0} negate(%n), sharding={replicated}q2 = f32[2]{0} negate(%q)\n"

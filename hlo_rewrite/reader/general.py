@@ -26,6 +26,7 @@ from ..lexicon import (
     IDENTIFIER,
     IDENTIFIER_RE,
     STACK_TABLES,
+    STRING_TABLES,
     UnclosedError,
     brace_group_end,
     instruction_name_problem,
@@ -272,7 +273,7 @@ class TokenReader:
                 break
             w = self.word(pos)
             if w is not None and w.group() in STACK_TABLES:
-                prev_end = self._section(w.end())
+                prev_end = self._section(w.end(), w.group() in STRING_TABLES)
                 continue
             if w is not None and w.group() == "HloModule":
                 kind = "a second 'HloModule' header" if mod.name is not None else "'HloModule' after a computation"
@@ -412,9 +413,10 @@ class TokenReader:
                              self.skip(pos + 1))
         return end
 
-    def _section(self, pos: int) -> int:
+    def _section(self, pos: int, strings: bool) -> int:
         """A stack-frame table (``FileNames``, ..., ``StackFrames``) whose word ends at ``pos``:
-        numbered entries of strings or braced fields, kept verbatim with what stands before."""
+        numbered entries of strings (``strings``: the string may be left out) or braced fields,
+        kept verbatim with what stands before."""
         text = self.text
         last = pos
         while True:
@@ -422,13 +424,14 @@ class TokenReader:
             m = _NUMBER.match(text, p)
             if m is None:
                 break
-            q = self.skip(m.end())
+            last = m.end()
+            q = self.skip(last)
             if text.startswith('"', q):
                 last = self.string_end(q)
             elif text.startswith("{", q):
                 last = self.group_end(q)
-            else:
-                raise self.error(HloParseError, "expected a string or '{' in the stack-frame table", q)
+            elif not strings:
+                raise self.error(HloParseError, "expected '{' in the stack-frame table", q)
         return self._item_end(last)
 
     def _attribute(self, comma: int) -> tuple[tuple[str, str], int]:
