@@ -14,8 +14,8 @@ one parses). Public names:
 - ``ATTRIBUTE_KINDS``: every attribute name the parser knows -> its kind (one kind per name).
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
 - ``ENUM_VALUES``: the words an enumerated attribute accepts.
-- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES``: those
-  whose shape XLA's parser builds itself, whatever shape is written.
+- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES`` and
+  ``BUILT_AFTER_DATA``: those whose shape XLA's parser builds itself, whatever shape is written.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
   wrapping ``custom-call``, as XLA's parser reads it).
 """
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
+    "BUILT_AFTER_DATA",
     "BUILT_SHAPES",
     "ALL_CALLEE_ATTRS",
     "ATTRIBUTE_KINDS",
@@ -322,9 +323,14 @@ OPCODES: Final[Mapping[str, OpcodeSpec]] = MappingProxyType(_build())
 #: every opcode name XLA's parser accepts
 OPCODE_NAMES: Final[frozenset[str]] = frozenset(OPCODES)
 
-#: the opcodes whose shape XLA's parser builds itself (``CreateAfterAll``, ``CreateSendDone``),
-#: whatever shape is written on them
-BUILT_SHAPES: Final[Mapping[str, str]] = MappingProxyType({"after-all": "token[]", "send-done": "token[]"})
+#: the opcodes whose shape XLA's parser builds itself (``CreateAfterAll``, ``CreateSendDone``,
+#: ``CreateOutfeed``), whatever shape is written on them
+BUILT_SHAPES: Final[Mapping[str, str]] = MappingProxyType(
+    {"after-all": "token[]", "send-done": "token[]", "outfeed": "token[]"})
+#: the opcodes whose shape XLA's parser builds from the first element of the written tuple shape,
+#: followed by these (``CreateInfeed``, ``CreateRecv``): the rest of what is written is not read
+BUILT_AFTER_DATA: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {"infeed": ("token[]",), "recv": ("u32[]", "token[]")})
 #: the opcodes whose result shape XLA's parser works out when the text leaves it out
 #: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
 SHAPE_INFERRED: Final[frozenset[str]] = frozenset("""

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from . import escapes, lexicon
 from .errors import HloError, HloParseError
 from .opcodes import (
+    BUILT_AFTER_DATA,
     BUILT_SHAPES,
     MODULE_ATTRS,
     SHAPE_INFERRED,
@@ -896,8 +897,20 @@ def _check_layout(value: str) -> None:
 
 def _built_shape(instr: Instruction) -> str | None:
     """The shape XLA's parser gives ``instr``: the written one, but for
-    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES`."""
-    return BUILT_SHAPES.get(instr.opcode, instr.shape)
+    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES` and :data:`~hlo_rewrite.opcodes.BUILT_AFTER_DATA`."""
+    built = BUILT_SHAPES.get(instr.opcode)
+    if built is not None:
+        return built
+    tail = BUILT_AFTER_DATA.get(instr.opcode)
+    if tail is None or instr.shape is None:
+        return instr.shape
+    try:
+        shape = _shape_of(_no_comments(instr.shape))
+    except HloError:
+        return instr.shape  # the syntax is checked elsewhere
+    if not shape.is_tuple or not shape.tuple_shapes:
+        return instr.shape  # refused elsewhere (infeed), or XLA stops on it (recv)
+    return "(" + ", ".join((shape.tuple_shapes[0].text(), *tail)) + ")"
 
 
 def _header_attrs(source: str) -> Iterator[tuple[str, int, str, int]]:

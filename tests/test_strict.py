@@ -263,6 +263,11 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
         "  s = (f32[2], u32[], token[]) send(p, t), channel_id=1\n  d = f32[2] send-done(s), channel_id=1\n"
         "  ROOT n = f32[2] negate(f32[2] d)\n"), 14, 26, "is not compatible with the shape token[] of 'd'"),
+    ("operand declared with the shape written on an outfeed", module(
+        "  p = f32[2] parameter(0)\n  t = token[] after-all()\n  o = f32[2] outfeed(p, t)\n"
+        "  ROOT n = f32[2] negate(f32[2] o)\n"), 13, 26, "is not compatible with the shape token[] of 'o'"),
+    ("infeed root against a signature", "HloModule m\n\nENTRY e (p: token[]) -> (f32[2]) {\n"
+     "  p = token[] parameter(0)\n  ROOT i = (f32[2]) infeed(p)\n}\n", 3, 25, "root instruction i, (f32[2], token[])"),
     ("send without a channel", module(
         "  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
         "  s = (f32[2], u32[], token[]) send(p, t)\n  ROOT d = token[] send-done(s), channel_id=1\n"), 12, 42,
