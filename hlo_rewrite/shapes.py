@@ -92,10 +92,12 @@ _TRIVIA_RE = lazy_pattern(r"/\*.*?\*/|\s+", re.S)
 def _parse_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     dims: list[int] = []
     dyn: list[bool] = []
+    if not text.strip():
+        return (), ()
     for part in text.split(","):
         part = part.strip()
         if not part:
-            continue
+            raise ValueError("expected a dimension size between the commas")  # as XLA's parser
         if part == "?":
             dims.append(-1)
             dyn.append(True)

@@ -6,6 +6,7 @@ import pytest
 
 from hlo_rewrite import HloError, parse_module, print_module
 from hlo_rewrite.ir import Instruction, set_control_predecessors
+from hlo_rewrite.shapes import parse_shape
 from hlo_rewrite.verifier import verify
 
 TEXT = """HloModule m
@@ -130,3 +131,10 @@ def test_hints_of_unbuilt_computations_match_their_instructions():
         assert opcodes == {i.opcode for i in built}
         assert noted == [(i.name, i.opcode, i.line) for i in built if i.opcode in NOTED_OPCODES]
     assert print_module(module) == read_exact(path)
+
+
+@pytest.mark.parametrize("text", ["f32[,316]{0,1}", "f32[3,]", "f32[3,,4]"])
+def test_a_shape_with_an_empty_dimension_size_is_refused_as_xla_refuses_it(text):
+    # it once read as a shape of one rank fewer, which a pass then indexed past its end
+    with pytest.raises(HloError, match="expected a dimension size"):
+        parse_shape(text)

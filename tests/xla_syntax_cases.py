@@ -286,6 +286,14 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "  ROOT n = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={b /* } */}\n}\n",
         "expected an instruction name, found '*'", 4, 85,
     ),
+    "an_empty_dimension_size_first": (
+        "HloModule m\nENTRY e {\n  ROOT p = f32[,3] parameter(0)\n}\n",
+        "expected dimension sizes", 3, 15,
+    ),
+    "an_empty_dimension_size_last": (
+        "HloModule m\nENTRY e {\n  ROOT p = f32[3,] parameter(0)\n}\n",
+        "expected dimension sizes", 3, 15,
+    ),
     "unknown_opcode_over_lines": (
         "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8]\n    le(p,\n      p)\n}\n",
         "unknown opcode 'le'", 5, 5,

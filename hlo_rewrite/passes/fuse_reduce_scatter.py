@@ -509,6 +509,8 @@ def _match(graph: _Graph, concat: Instruction, traced: list[_Operand | None]) ->
         raise _Left(f"'{ops[0].rs.name}' scatters an empty or missing dimension")
     if not 0 <= cdim < rs_shape.rank:
         raise _Left(f"'{concat.name}' concatenates a missing dimension")
+    if shapes[0].rank != rs_shape.rank:
+        raise _Left(f"'{ops[0].rs.name}' and its input '{xs[0].name}' differ in rank")
     group = shapes[0].dims[sdim] // rs_shape.dims[sdim]
     for x, s, o in zip(xs, shapes, ops, strict=True):
         out = _shape(o.rs, "reduce-scatter")
