@@ -149,8 +149,7 @@ COMMON_ATTRS: Final = frozenset(_COMMON)
 # the attribute sets shared by several opcodes: (name, kind, required)
 _COLLECTIVE = [("replica_groups", Kind.REPLICA_GROUPS, False), ("channel_id", Kind.INT, False)]
 _FLAGS = [("constrain_layout", Kind.BOOL, False), ("use_global_device_ids", Kind.BOOL, False)]
-# send, recv and their -done halves: XLA's parser demands the channel
-_CHANNEL = [("channel_id", Kind.INT, True), ("is_host_transfer", Kind.BOOL, False)]
+_CHANNEL = [("channel_id", Kind.INT, False), ("is_host_transfer", Kind.BOOL, False)]
 _DOT = [
     ("lhs_contracting_dims", Kind.INT_LIST, False), ("rhs_contracting_dims", Kind.INT_LIST, False),
     ("lhs_batch_dims", Kind.INT_LIST, False), ("rhs_batch_dims", Kind.INT_LIST, False),

@@ -688,6 +688,28 @@ class _Checker:
             raise self.error(instr, r.text, r.opcode_at, "infeed must have a non-empty tuple shape")
         if name in ("async-start", "async-update", "async-done"):
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
+        if name in _DONE_OF and len(r.names) == 1:
+            self._check_done_channel(instr, r, name, attrs, local)
+
+    def _check_done_channel(self, instr: Instruction, r: _Instr, name: str, attrs: dict[str, object],
+                            local: dict[str, Instruction]) -> None:
+        """A send-done or recv-done of a send or recv has that one's channel (or none, as it),
+        which XLA's parser demands, without a message of its own."""
+        producer = local.get(r.names[0])
+        if producer is None or producer.opcode != _DONE_OF[name]:
+            return
+        written = producer.attr_text("channel_id")
+        try:
+            theirs = None if written is None else int(_no_comments(written).strip())
+        except ValueError:
+            return  # not a number: refused where the send or recv is checked
+        mine = attrs.get("channel_id")
+        if mine != theirs:
+            at = r.value_at("channel_id", r.operands_at - 1)
+            said = "no channel_id" if mine is None else f"channel_id={mine}"
+            other = "none" if theirs is None else f"channel_id={theirs}"
+            raise self.error(instr, r.text, at, f"{name} has {said}, but its operand '{producer.name}' has {other}: "
+                             "a -done must have the channel of its operand")
 
     def _check_tuple(self, instr: Instruction, r: _Instr) -> None:
         """A tuple's operands, one for each element of the tuple shape it writes."""
@@ -893,6 +915,10 @@ def _check_layout(value: str) -> None:
     problem = shape_syntax_error(value, arrow + 2, end)
     if problem is not None:
         raise ValueReadError(problem[1], problem[0])
+
+
+#: the -done instructions whose operand, when it is the start they finish, must share their channel
+_DONE_OF = {"send-done": "send", "recv-done": "recv"}
 
 
 def _built_shape(instr: Instruction) -> str | None:
