@@ -64,7 +64,7 @@ _ATTR_NAME_AT = lexicon.ATTRIBUTE_NAME_RE
 _ELEMENT_TYPE_AT = re.compile(r"[a-z][a-z0-9]*")
 _HEADER_WORD = re.compile(r"[^\s,{}()\[\]\"/]+")
 # a string or a comment, whichever starts first (a quote inside a comment starts no string)
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n\r]*', re.S)
 
 # the plain one-line spellings, for the fast reading
 _ID = lexicon.IDENTIFIER
@@ -886,7 +886,7 @@ def _escape_problems(text: str) -> Iterator[tuple[int, str]]:
 def _no_comments(text: str) -> str:
     if "/" not in text:
         return text.strip()
-    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S).strip()
+    return re.sub(r"/\*.*?\*/|//[^\n\r]*", " ", text, flags=re.S).strip()
 
 
 def _same_shape(a: Shape, b: Shape) -> bool:

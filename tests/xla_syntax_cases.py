@@ -182,6 +182,11 @@ READS: dict[str, tuple[str, dict]] = {
         "ENTRY e {\n  ROOT p = f32[] parameter(0), /* c */ metadata={stack_frame_id=1}\n}\n",
         {"e": ([("p", "parameter", [])], "p")},
     ),
+    "a_line_comment_inside_an_operand_shape_with_lone_cr_line_ends": (
+        "HloModule m\rENTRY e {\r  p = f32[3,8]{1,0} parameter(0)\r"
+        "  ROOT n = f32[3,8]{1,0} negate(f32[3,\r // \"{\r8]{1,0} p)\r}\r",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
     "instructions_glued_after_a_braced_value": (
         "HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0), metadata={op_name=\"a\"}%n = f32[2]{0} negate(%p)\n"
         "  %q = f32[2]{0} negate(%n), sharding={replicated}q2 = f32[2]{0} negate(%q)\n"

@@ -43,9 +43,9 @@ FORMATS = (HLO, TORCH_XLA, STABLEHLO, PBTXT, PROTO)
 #: how many leading bytes the text checks look at
 HEAD = 1 << 16
 
-_COMMENT_OR_SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
+_COMMENT_OR_SPACE = re.compile(r"(?:\s+|//[^\n\r]*|/\*.*?\*/)*", re.S)
 _HASH_COMMENTS = lazy_pattern(r"(?:\s+|#[^\n]*)*")
-_MLIR_ALIASES = lazy_pattern(r"(?:\s+|//[^\n]*|#[\w.$-]+\s*=[^\n]*)*")
+_MLIR_ALIASES = lazy_pattern(r"(?:\s+|//[^\n\r]*|#[\w.$-]+\s*=[^\n]*)*")
 _WORD = re.compile(r"[A-Za-z_][\w.]*")
 _COMPUTATION_HEADER = lazy_pattern(r"%?[A-Za-z_][\w.\-]*[ \t]*(\([^\n]*\)[ \t]*->[^\n]*)?\{[ \t]*\r?\n")
 _ENTRY_LINE = lazy_pattern(rb"(?:^|\n)ENTRY[ \t]")
