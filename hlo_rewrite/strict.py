@@ -554,6 +554,9 @@ class _Checker:
         rule = _COUNT_RULES.get(spec.name)
         if rule is not None and not rule[0](n):
             raise self.error(instr, r.text, r.operands_at - 1, rule[1].format(n=n))
+        first_index = _FIRST_INDEX.get(spec.name)
+        if first_index is not None:
+            self._check_index_count(instr, r, first_index, local)
         if r.shapes is not None:
             for k, (shape_text, name) in enumerate(zip(r.shapes, r.names, strict=True)):
                 producer = local.get(name)
@@ -721,6 +724,20 @@ class _Checker:
         if count != len(r.names):
             raise self.error(instr, r.text, r.operands_at - 1,
                              f"expects {count} operands, but has {len(r.names)} operands")
+
+    def _check_index_count(self, instr: Instruction, r: _Instr, first: int, local: dict[str, Instruction]) -> None:
+        """A dynamic slice's start indices, from operand ``first`` on: one scalar for each
+        dimension of operand 0, or one vector of them, as XLA's parser counts them."""
+        n = len(r.names)
+        rank = _operand_rank(r, 0, local)
+        if rank is None or n == first + rank:
+            return
+        if n == first + 1 and _operand_rank(r, first, local) == 1:
+            return  # the start indices as one vector
+        raise self.error(instr, r.text, r.operands_at - 1,
+                         f"Wrong number of operands. (operand 0 has {rank} dimensions: {instr.opcode} takes "
+                         f"{first + rank} operands, one start index a dimension, or {first + 1} with the "
+                         f"indices in one vector; it has {n})")
 
     def _check_layout_constraints(self, instr: Instruction, r: _Instr, shapes: list[Shape],
                                   local: dict[str, Instruction]) -> None:
@@ -916,6 +933,24 @@ def _check_layout(value: str) -> None:
     if problem is not None:
         raise ValueReadError(problem[1], problem[0])
 
+
+#: the dynamic slices: the operand their start indices begin at
+_FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
+
+
+def _operand_rank(r: _Instr, k: int, local: dict[str, Instruction]) -> int | None:
+    """The rank of operand ``k``: as declared before its name, else as its instruction's shape;
+    None when neither is known or it is a tuple."""
+    declared = r.shapes[k] if r.shapes is not None and k < len(r.shapes) else None
+    producer = local.get(r.names[k]) if k < len(r.names) else None
+    text = declared if declared is not None else (None if producer is None else _built_shape(producer))
+    if text is None:
+        return None
+    try:
+        shape = _shape_of(_no_comments(text))
+    except HloError:
+        return None
+    return None if shape.is_tuple else shape.rank
 
 #: the -done instructions whose operand, when it is the start they finish, must share their channel
 _DONE_OF = {"send-done": "send", "recv-done": "recv"}

@@ -268,6 +268,13 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  ROOT n = f32[2] negate(f32[2] o)\n"), 13, 26, "is not compatible with the shape token[] of 'o'"),
     ("infeed root against a signature", "HloModule m\n\nENTRY e (p: token[]) -> (f32[2]) {\n"
      "  p = token[] parameter(0)\n  ROOT i = (f32[2]) infeed(p)\n}\n", 3, 25, "root instruction i, (f32[2], token[])"),
+    ("dynamic-update-slice with one start index for two dimensions", module(
+        "  a = f32[4,6] parameter(0)\n  u = f32[2,2] parameter(1)\n  i = s32[] parameter(2)\n"
+        "  ROOT r = f32[4,6] dynamic-update-slice(a, u, i)\n"), 13, 41, "Wrong number of operands"),
+    ("dynamic-slice with three start indices for two dimensions", module(
+        "  a = f32[4,6] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  ROOT r = f32[2,2] dynamic-slice(a, i, i, i), dynamic_slice_sizes={2,2}\n"), 12, 34,
+     "takes 3 operands, one start index a dimension, or 2 with the indices in one vector; it has 4"),
     ("send-done on another channel than its send", module(
         "  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
         "  s = (f32[2], u32[], token[]) send(p, t), channel_id=1\n  ROOT d = token[] send-done(s), channel_id=2\n"),
@@ -331,6 +338,11 @@ ACCEPTED: list[tuple[str, str]] = [
         "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
         '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
+    ("dynamic slices with one start index a dimension, or all in one vector", module(
+        "  a = f32[4,6] parameter(0)\n  u = f32[2,2] parameter(1)\n  i = s32[] parameter(2)\n"
+        "  v = s32[2] parameter(3)\n  s = f32[2,2] dynamic-slice(a, i, i), dynamic_slice_sizes={2,2}\n"
+        "  t = f32[2,2] dynamic-slice(a, v), dynamic_slice_sizes={2,2}\n"
+        "  d = f32[4,6] dynamic-update-slice(a, s, i, i)\n  ROOT e = f32[4,6] dynamic-update-slice(d, t, v)\n")),
     ("send and recv with no channel at all", module(
         "  p = f32[2] parameter(0)\n  t = token[] after-all()\n  s = (f32[2], u32[], token[]) send(p, t)\n"
         "  d = token[] send-done(s)\n  r = (f32[2], u32[], token[]) recv(d)\n"
