@@ -90,10 +90,10 @@ _TRIVIA_RE = lazy_pattern(r"/\*.*?\*/|\s+", re.S)
 
 
 def _parse_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
-    dims: list[int] = []
-    dyn: list[bool] = []
     if not text.strip():
         return (), ()
+    dims: list[int] = []
+    dyn: list[bool] = []
     for part in text.split(","):
         part = part.strip()
         if not part:

@@ -703,8 +703,8 @@ class _Checker:
             return
         written = producer.attr_text("channel_id")
         try:
-            theirs = None if written is None else int(_no_comments(written).strip())
-        except ValueError:
+            theirs = None if written is None else read(Kind.INT, _no_comments(written))
+        except ValueReadError:
             return  # not a number: refused where the send or recv is checked
         mine = attrs.get("channel_id")
         if mine != theirs:
@@ -944,13 +944,17 @@ def _operand_rank(r: _Instr, k: int, local: dict[str, Instruction]) -> int | Non
     declared = r.shapes[k] if r.shapes is not None and k < len(r.shapes) else None
     producer = local.get(r.names[k]) if k < len(r.names) else None
     text = declared if declared is not None else (None if producer is None else _built_shape(producer))
-    if text is None:
-        return None
+    shape = None if text is None else _parsed_shape(text)
+    return None if shape is None or shape.is_tuple else shape.rank
+
+
+def _parsed_shape(text: str) -> Shape | None:
+    """The shape ``text`` spells, None when it spells none (its syntax is checked elsewhere)."""
     try:
-        shape = _shape_of(_no_comments(text))
+        return _shape_of(_no_comments(text))
     except HloError:
         return None
-    return None if shape.is_tuple else shape.rank
+
 
 #: the -done instructions whose operand, when it is the start they finish, must share their channel
 _DONE_OF = {"send-done": "send", "recv-done": "recv"}
@@ -965,11 +969,8 @@ def _built_shape(instr: Instruction) -> str | None:
     tail = BUILT_AFTER_DATA.get(instr.opcode)
     if tail is None or instr.shape is None:
         return instr.shape
-    try:
-        shape = _shape_of(_no_comments(instr.shape))
-    except HloError:
-        return instr.shape  # the syntax is checked elsewhere
-    if not shape.is_tuple or not shape.tuple_shapes:
+    shape = _parsed_shape(instr.shape)
+    if shape is None or not shape.is_tuple or not shape.tuple_shapes:
         return instr.shape  # refused elsewhere (infeed), or XLA stops on it (recv)
     return "(" + ", ".join((shape.tuple_shapes[0].text(), *tail)) + ")"
 

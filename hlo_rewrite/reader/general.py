@@ -59,7 +59,7 @@ _NUMBER = re.compile(r"[0-9]+")
 _LAYOUT_FIRST = frozenset("0123456789:}")
 _STRING_BODY = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 # the pieces of a value as _clean_json reads them: a string, a comment, a brace, blanks, other text
-_VALUE_PIECE = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n\r]*|[{}]|\s+|[^"/{}\s]+|[/"]', re.S)
+_VALUE_PIECE = re.compile(_STRING_BODY.pattern + r'|/\*.*?\*/|//[^\n\r]*|[{}]|\s+|[^"/{}\s]+|[/"]', re.S)
 
 
 def _clean(text: str, json_from: int = 0) -> str:
