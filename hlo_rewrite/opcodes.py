@@ -84,6 +84,8 @@ class Kind:
     STATISTICS = "statistics"            # {visualizing_index=1,stat-1=33}
     METADATA = "metadata"                # {op_type="..." op_name="..." source_line=1}
     BRACED = "brace text"                # {...}, checked for balance only
+    SHARDING = "sharding"                # {devices=[2,1]0,1}, {replicated}, {{maximal device=0}, {manual}}
+    DOMAIN = "domain"                    # {kind="sharding", entry={maximal device=0}, exit={replicated}}
     LITERAL = "literal"                  # shape then literal
     ALIASING = "aliasing"                # {{0}: (0, {})}
     BUFFER_DONOR = "buffer donor"        # {(0, {}), (1, {0})}
@@ -134,7 +136,7 @@ ENUM_VALUES: Final = MappingProxyType({
 # ------------------------------------------------------------------ common attributes
 
 _COMMON: Final = {
-    "sharding": Kind.BRACED,
+    "sharding": Kind.SHARDING,
     "frontend_attributes": Kind.FRONTEND_ATTRIBUTES,
     "statistics": Kind.STATISTICS,
     "parameter_replication": Kind.BRACED_BOOL_LIST,
@@ -287,7 +289,7 @@ _TABLE: dict[str, tuple[int | None, _Attrs]] = {
                        ("indices_are_sorted", Kind.BOOL, False), ("unique_indices", Kind.BOOL, False),
                        ("input_batching_dims", Kind.INT_LIST, False),
                        ("scatter_indices_batching_dims", Kind.INT_LIST, False)]),
-    "domain": (1, [("domain", Kind.BRACED, True)]),
+    "domain": (1, [("domain", Kind.DOMAIN, True)]),
     "get-dimension-size": (1, [("dimensions", Kind.INT_LIST, True)]),
     "set-dimension-size": (2, [("dimensions", Kind.INT_LIST, True)]),
     # named by XLA's opcode list; read here like any variadic instruction

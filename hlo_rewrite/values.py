@@ -101,7 +101,7 @@ _TOKEN_RE = lazy_pattern(
       | (?P<num>(?:-?\d+\.\d*|-\.\d+|-?\d+)(?:[eE][-+]?\d+)?(?![A-Za-z0-9_.\-])|-?(?:inf|nan)(?![A-Za-z0-9_.\-]))
       | (?P<pat>-?\d[0-9x_\-]*)
       | (?P<word>%?[A-Za-z_][A-Za-z0-9_.\-]*)
-      | (?P<punct><=|->|[{}\[\](),=:*])
+      | (?P<punct><=|->|[{}\[\](),=:*?])
     """,
     re.X,
 )
@@ -278,23 +278,208 @@ def _read_replica_groups(r: _Reader) -> list[list[int]]:
         _skip_group(r, "{", "}")
         return []
     start = r.at()
-    tile = r.listed("[", "]", r.integer, empty=False)
-    r.punct("<=")
-    reshape = r.listed("[", "]", r.integer, empty=False)
-    if len(reshape) == 1:
-        perm = [0]
-    else:
-        tok = r.peek()
-        if tok is None or tok[1] != "T":
-            raise r.fail("'T(' (the transpose of the iota groups)")
-        r.i += 1
-        perm = r.listed("(", ")", r.integer, empty=False)
+    tile, reshape, perm = _tile_assignment(r, None)
     if len(tile) != 2:
         raise ValueReadError("iota replica groups need two sizes: [groups,group_size]", start)
     try:
         return expand_iota_replica_groups(tile[0], tile[1], reshape, perm)
     except ValueError as exc:
         raise ValueReadError(str(exc), start) from None
+
+
+_DOMAIN_KEYS: Final = {"kind": "string", "entry": "sharding", "exit": "sharding"}
+
+
+def _read_domain(r: _Reader) -> None:
+    """``{kind="sharding", entry={...}, exit={...}}``: the one kind of domain XLA's parser reads."""
+    at = r.at()
+    kind = _read_sub_attributes(r, _DOMAIN_KEYS, frozenset(_DOMAIN_KEYS))["kind"]
+    if kind != "sharding":
+        raise ValueReadError(f"unsupported domain kind: {kind}", at)
+
+
+def _tile_assignment(r: _Reader, devices: list[int] | None) -> tuple[list[int], list[int], list[int]]:
+    """``[dims]`` then ``<=[reshape]T(perm)`` (an iota: its dimensions and permutation are
+    returned with the tile's) or, where ``devices`` is given, device numbers between commas
+    (added to it), as XLA's ParseTileAssignment reads them. A permutation is needed after more
+    than one reshape dimension and refused after one; its entries are dimensions of it."""
+    tile = r.listed("[", "]", r.integer, empty=False)
+    if not r.eat("<="):
+        if devices is None:
+            raise r.fail("'<='")
+        devices.append(r.integer())
+        while r.eat(","):
+            devices.append(r.integer())
+        return tile, [], []
+    reshape = r.listed("[", "]", r.integer, empty=False)
+    if len(reshape) == 1:
+        return tile, reshape, [0]
+    tok = r.peek()
+    if tok is None or tok[1] != "T":
+        raise r.fail("'T(' (the transpose of the iota)")
+    r.i += 1
+    r.punct("(")
+    perm = []
+    while True:
+        at = r.at()
+        dim = r.integer()
+        if not 0 <= dim < len(reshape):
+            raise ValueReadError(f"iota transpose dimension {dim} is not in [0, {len(reshape)})", at)
+        perm.append(dim)
+        if not r.eat(","):
+            break
+    r.punct(")")
+    return tile, reshape, perm
+
+
+#: the words that make a sharding of one kind, with no devices of its own but ``maximal``'s one
+_SHARDING_KINDS: Final = ("replicated", "maximal", "manual", "unknown", "unreduced")
+#: the words ``last_tile_dims={...}`` lists (XLA's sharding types)
+_SUBGROUP_TYPES: Final = frozenset({"maximal", "replicated", "manual", "unreduced"})
+
+
+def _read_sharding(r: _Reader) -> None:
+    """``{...}`` as XLA's ParseSharding reads it: one sharding, or a tuple of them
+    (``{{...}, {...}}``, ``{}`` the empty one)."""
+    r.punct("{")
+    if not (r.is_punct("{") or r.is_punct("}")):
+        _single_sharding(r)
+        return
+    if not r.is_punct("}"):
+        while True:
+            r.punct("{")
+            _single_sharding(r)
+            if not r.eat(","):
+                break
+    r.punct("}")
+
+
+def _single_sharding(r: _Reader) -> None:
+    """One sharding after its ``{``, to its ``}``: the kind words, ``device=N``,
+    ``devices=[dims]...``, ``last_tile_dim_replicate``, ``last_tile_dims={...}``,
+    ``shard_as N`` / ``shard_like N`` and ``metadata=`` in any order, with no commas, then
+    the checks XLA's parser makes of them; a named sharding (``maximal_mesh[...]`` read,
+    ``mesh[...]`` only balanced)."""
+    start = r.at()
+    tok = r.peek()
+    if tok is not None and tok[0] == "word" and tok[1] in ("mesh", "maximal_mesh"):
+        _named_sharding(r)
+        return
+    kinds: set[str] = set()
+    devices: list[int] = []
+    tile: list[int] = []
+    reshape: list[int] = []
+    perm: list[int] = []
+    subgroups: list[str] = []
+    replicate_last = False
+    while not r.eat("}"):
+        tok = r.peek()
+        if tok is None:
+            raise r.fail("'}' to end the sharding")
+        word = tok[1] if tok[0] == "word" else ""
+        glued = _is_glued_key(r)
+        if not glued and word in _SHARDING_KINDS:
+            kinds.add(word)
+            r.i += 1
+        elif not glued and word == "last_tile_dim_replicate":
+            replicate_last = True
+            r.i += 1
+        elif not glued and word in ("shard_as", "shard_like"):
+            r.i += 1
+            r.integer()
+        elif glued:
+            key, at = _glued_key(r)
+            if key == "device":
+                devices = [r.integer()]
+            elif key == "devices":
+                more = _tile_assignment(r, devices)
+                tile += more[0]
+                reshape += more[1]
+                perm += more[2]
+            elif key == "metadata":
+                _sharding_metadata(r)
+            elif key == "last_tile_dims":
+                subgroups += r.listed("{", "}", lambda: _subgroup_type(r))
+            else:
+                raise ValueReadError("unknown attribute in sharding: expected device=, devices=, "
+                                     f"metadata= or last_tile_dims=, found {key}=", at)
+        else:
+            raise ValueReadError(f"unexpected '{tok[1]}' in a sharding", tok[2])
+    _check_sharding(start, kinds, devices, tile, reshape, perm, subgroups, replicate_last)
+
+
+def _check_sharding(start: int, kinds: set[str], devices: list[int], tile: list[int], reshape: list[int],
+                    perm: list[int], subgroups: list[str], replicate_last: bool) -> None:
+    """What XLA's parser demands of a sharding once read, the first kind word given decides
+    (``replicated`` before ``maximal``, then ``manual``, ``unknown``, ``unreduced``)."""
+    kind = next((k for k in _SHARDING_KINDS if k in kinds), None)
+    if kind == "maximal":
+        if len(devices) != 1:
+            raise ValueReadError("maximal shardings should have exactly one device assigned", start)
+        return
+    if kind is not None:
+        if devices:
+            raise ValueReadError(f"{kind} shardings should not have any devices assigned", start)
+        return
+    if not tile:
+        raise ValueReadError("non-maximal shardings must have a tile assignment list including dimensions", start)
+    if len(perm) != len(reshape):
+        raise ValueReadError(f"iota_transpose_perm should have the same rank as iota_reshape_dims: "
+                             f"expected {len(reshape)}, saw {len(perm)}", start)
+    # the three below make XLA's parser abort or run out of memory rather than say so
+    if replicate_last and subgroups:
+        raise ValueReadError("a sharding takes last_tile_dim_replicate or last_tile_dims=, not both", start)
+    if reshape and devices:
+        raise ValueReadError("a sharding's devices are an iota (<=[...]) or a list, not both", start)
+    if len(subgroups) > len(tile):
+        raise ValueReadError(f"last_tile_dims= names {len(subgroups)} dimensions of a tile of {len(tile)}", start)
+    if not reshape and len(devices) <= 1:
+        raise ValueReadError("non-maximal shardings must have more than one device assigned", start)
+
+
+def _subgroup_type(r: _Reader) -> str:
+    tok = r.peek()
+    if tok is None or tok[0] != "word" or tok[1] not in _SUBGROUP_TYPES or _is_glued_key(r):
+        raise r.fail("a sharding type (" + ", ".join(sorted(_SUBGROUP_TYPES)) + ")")
+    r.i += 1
+    return tok[1]
+
+
+def _sharding_metadata(r: _Reader) -> None:
+    """``metadata=`` in a sharding: one ``{key=value ...}``, or a list of them in braces."""
+    after = r.toks[r.i + 1] if r.i + 1 < len(r.toks) else None
+    if not r.is_punct("{") or after is None or after[:2] != ("punct", "{"):
+        _read_metadata(r)
+        return
+    r.listed("{", "}", lambda: _read_metadata(r), empty=False)
+
+
+def _named_sharding(r: _Reader) -> None:
+    """``maximal_mesh[device_id=N]`` and perhaps ``, metadata=...``, to the closing ``}``;
+    the insides of a ``mesh[...]`` sharding are not read, only balanced."""
+    if r.word() == "mesh":
+        _skip_group(r, "[", "]")
+        while not r.eat("}"):
+            if r.peek() is None:
+                raise r.fail("'}' to end the sharding")
+            if r.is_punct("{") or r.is_punct("[") or r.is_punct("("):
+                open_ = r.peek()[1]  # type: ignore[index]
+                _skip_group(r, open_, {"{": "}", "[": "]", "(": ")"}[open_])
+            else:
+                r.i += 1
+        return
+    r.punct("[")
+    key, at = _glued_key(r)
+    if key != "device_id":
+        raise ValueReadError("expected device_id= attribute in maximal_mesh", at)
+    r.integer()
+    r.punct("]")
+    if r.eat(","):
+        key, at = _glued_key(r)
+        if key != "metadata":
+            raise ValueReadError(f"expected metadata= after a maximal_mesh sharding, found {key}=", at)
+        _sharding_metadata(r)
+    r.punct("}")
 
 
 def _read_window(r: _Reader) -> str:
@@ -445,7 +630,7 @@ def _read_metadata(r: _Reader) -> None:
 def read_sub_attributes(text: str, keys: Mapping[str, str], required: frozenset[str]) -> None:
     """Check ``text`` as ``{key=value ...}`` the way XLA's parser reads sub-attributes (a
     stack-frame table entry, ``metadata``): each key one of ``keys`` (key to ``"string"``,
-    ``"int32"``, ``"int"`` or ``"int list"``), once, glued to its ``=``; those in ``required``
+    ``"int32"``, ``"int"``, ``"int list"`` or ``"sharding"``), once, glued to its ``=``; those in ``required``
     present; a comma allowed before each item, none after the last. Raises
     :class:`ValueReadError`."""
     r = _Reader(text)
@@ -453,10 +638,12 @@ def read_sub_attributes(text: str, keys: Mapping[str, str], required: frozenset[
     r.done()
 
 
-def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozenset[str]) -> None:
+def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozenset[str]) -> dict[str, str]:
+    """:func:`read_sub_attributes` on the reader; returns the strings read, by key."""
     start = r.at()
     r.punct("{")
     seen: set[str] = set()
+    strings: dict[str, str] = {}
     while not r.eat("}"):
         r.eat(",")
         key, at = _glued_key(r)
@@ -467,7 +654,9 @@ def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozense
             raise ValueReadError(f"attribute {key} already exists", at)
         seen.add(key)
         if kind == "string":
-            _string(r)
+            strings[key] = _string(r)
+        elif kind == "sharding":
+            _read_sharding(r)
         elif kind == "int list":
             r.int_list()
         else:
@@ -478,16 +667,23 @@ def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozense
     missing = sorted(required - seen)
     if missing:
         raise ValueReadError(f"sub-attribute {missing[0]} is expected but not seen", start)
+    return strings
+
+
+def _is_glued_key(r: _Reader) -> bool:
+    """Whether the reader is at a ``key=`` XLA's lexer reads as one token."""
+    tok = r.peek()
+    after = r.toks[r.i + 1] if r.i + 1 < len(r.toks) else None
+    return (tok is not None and tok[0] == "word" and not tok[1].startswith("%") and after is not None
+            and after[:2] == ("punct", "=") and after[2] == tok[2] + len(tok[1]))
 
 
 def _glued_key(r: _Reader) -> tuple[str, int]:
     """The ``key`` of a ``key=`` XLA's lexer reads as one token (the ``=`` glued to it), and
     where it is; the reader is left after the ``=``."""
-    tok = r.peek()
-    after = r.toks[r.i + 1] if r.i + 1 < len(r.toks) else None
-    if (tok is None or tok[0] != "word" or tok[1].startswith("%") or after is None
-            or after[:2] != ("punct", "=") or after[2] != tok[2] + len(tok[1])):
+    if not _is_glued_key(r):
         raise ValueReadError("expects attribute name (a name glued to its '=')", r.at())
+    tok = r.toks[r.i]
     r.i += 2
     return tok[1], tok[2]
 
@@ -614,6 +810,8 @@ _TOKEN_READERS: Final = {
     Kind.ALIASING: lambda r, name: _read_aliasing(r, parameters=name == "input_output_alias"),
     Kind.BUFFER_DONOR: lambda r, name: _read_buffer_donor(r),
     Kind.RESULT_ACCURACY: lambda r, name: _read_result_accuracy(r),
+    Kind.SHARDING: lambda r, name: _read_sharding(r),
+    Kind.DOMAIN: lambda r, name: _read_domain(r),
 }
 
 

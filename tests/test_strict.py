@@ -28,6 +28,24 @@ def module(body: str, *, head: str = "HloModule m\n\n", before: str = ADD) -> st
     return f"{head}{before}\nENTRY e {{\n{body}}}\n"
 
 
+def sharded(sharding: str) -> str:
+    """A module whose ENTRY is one parameter with ``sharding``: its ``{`` is on line 10, column 44."""
+    return module(f"  ROOT p = f32[8,8] parameter(0), sharding={sharding}\n")
+
+
+def sharded_all(*shardings: str) -> str:
+    """A module whose ENTRY has one parameter for each of ``shardings``."""
+    lines = [f"  p{i} = f32[8,8] parameter({i}), sharding={s}\n" for i, s in enumerate(shardings)]
+    names = ", ".join(f"p{i}" for i in range(len(shardings)))
+    shape = ", ".join("f32[8,8]" for _ in shardings)
+    return module("".join(lines) + f"  ROOT t = ({shape}) tuple({names})\n")
+
+
+def domain(value: str) -> str:
+    """A module whose ENTRY root is a domain with ``value``, on line 11 from column 39."""
+    return module(f"  p = f32[8,8] parameter(0)\n  ROOT c = f32[8,8] domain(p), domain={value}\n")
+
+
 #: (label, text, line, column, words the message must hold); the ENTRY body starts on line 10
 REJECTED: list[tuple[str, str, int, int, str]] = [
     ("async update on another thread", module(
@@ -314,6 +332,54 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("operand count of an instruction written as an operand", module(
         "  p = f32[] parameter(0)\n  ROOT r = f32[] negate(f32[] add(p))\n"),
      11, 34, "expects 2 operands, but has 1 operands"),
+    # shardings, read as XLA's parser reads them
+    ("sharding with a comma between its parts", sharded('{maximal device=1, metadata={op_name="a"}}'),
+     10, 61, "unexpected ',' in a sharding"),
+    ("sharding iota of two dimensions without its transpose", sharded("{devices=[2,2]<=[2,2]}"),
+     10, 65, "expected 'T('"),
+    ("sharding iota transpose shorter than its dimensions", sharded("{devices=[2,2]<=[2,2]T(0)}"),
+     10, 45, "iota_transpose_perm should have the same rank as iota_reshape_dims: expected 2, saw 1"),
+    ("sharding iota transpose past its dimensions", sharded("{devices=[2,2]<=[2,2]T(0,2)}"),
+     10, 69, "iota transpose dimension 2 is not in [0, 2)"),
+    ("sharding with last_tile_dims and last_tile_dim_replicate",
+     sharded("{devices=[2,1,2]<=[4] last_tile_dims={manual} last_tile_dim_replicate}"),
+     10, 45, "last_tile_dim_replicate or last_tile_dims=, not both"),
+    ("sharding devices without their '='", sharded("{devices[2,1]0,1}"), 10, 45, "unexpected 'devices' in a sharding"),
+    ("sharding iota without dimensions", sharded("{devices=[8,1]<=[]}"), 10, 61, "expected at least one item"),
+    ("tiled sharding of one device", sharded("{devices=[2,1]0}"), 10, 45,
+     "non-maximal shardings must have more than one device assigned"),
+    ("sharding of one device without maximal", sharded("{device=0}"), 10, 45,
+     "non-maximal shardings must have a tile assignment list"),
+    ("maximal sharding without its device", sharded("{maximal}"), 10, 45,
+     "maximal shardings should have exactly one device assigned"),
+    ("replicated sharding with a device", sharded("{replicated device=0}"), 10, 45,
+     "replicated shardings should not have any devices assigned"),
+    ("tuple sharding without a comma", sharded("{{replicated} {maximal device=0}}"), 10, 58, "expected '}', found '{'"),
+    ("tuple sharding with a comma after the last", sharded("{{replicated},}"), 10, 58, "expected '{', found '}'"),
+    ("sharding word in another case", sharded("{Replicated}"), 10, 45, "unexpected 'Replicated' in a sharding"),
+    ("sharding iota of one dimension with a transpose", sharded("{devices=[2,1]<=[2]T(0)}"),
+     10, 63, "unexpected 'T' in a sharding"),
+    ("last_tile_dims with a type XLA does not take", sharded("{devices=[2,2]0,1,2,3 last_tile_dims={unknown}}"),
+     10, 82, "expected a sharding type"),
+    ("shard_as without its group", sharded("{devices=[2,1]0,1 shard_as}"), 10, 70, "expected an integer, found '}'"),
+    ("sharding metadata with a key XLA does not know", sharded('{replicated metadata={foo="x"}}'),
+     10, 66, 'unexpected attribute "foo"'),
+    ("sharding metadata list with a comma after the last", sharded('{replicated metadata={{op_name="x"},}}'),
+     10, 80, "expected '{', found '}'"),
+    ("sharding devices as an iota and as a list", sharded("{devices=[2,1]<=[2] devices=[2,1]0,1}"),
+     10, 45, "an iota (<=[...]) or a list, not both"),
+    ("last_tile_dims longer than the tile", sharded("{devices=[2]0,1 last_tile_dims={manual,replicated}}"),
+     10, 45, "last_tile_dims= names 2 dimensions of a tile of 1"),
+    ("maximal_mesh sharding without device_id", sharded("{maximal_mesh[device=0]}"), 10, 58,
+     "expected device_id= attribute in maximal_mesh"),
+    ("sharding device list with a comma after the last", sharded("{devices=[2,1]0,1,}"), 10, 62,
+     "expected an integer, found '}'"),
+    ("domain of a kind XLA does not read", domain('{kind="other", entry={maximal device=0}, exit={replicated}}'),
+     11, 39, "unsupported domain kind: other"),
+    ("domain with a sharding XLA rejects", domain('{kind="sharding", entry={maximal}, exit={replicated}}'),
+     11, 64, "maximal shardings should have exactly one device assigned"),
+    ("domain without its exit", domain('{kind="sharding", entry={maximal device=0}}'),
+     11, 39, "sub-attribute exit is expected but not seen"),
 ]
 
 
@@ -449,6 +515,20 @@ ACCEPTED: list[tuple[str, str]] = [
         "  ROOT root = f32[10,10] sqrt(f32[10,10] broadcast(f32[] parameter(0)))\n")),
     ("an instruction written as an operand of a collective", module(
         "  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(f32[4] /* in place */ negate(p)), to_apply=add\n")),
+    ("shardings in the spellings XLA prints", sharded_all(
+        "{replicated}", "{maximal device=0}", "{manual}", "{unknown}", "{unreduced}", "{devices=[2,1]0,1}",
+        "{devices=[2,2]<=[2,2]T(1,0)}", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
+        "{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}", "{devices=[2,1]<=[2] shard_as 1}",
+        '{replicated shard_like 0 metadata={op_name="a" source_file="b.py" source_line=3}}',
+        "{{replicated}, {maximal device=0}, {devices=[2,1]<=[2]}}", "{}",
+        "{maximal_mesh[device_id=0]}", '{mesh["a"=2,"b"=2], [{"a"},{}]}')),
+    ("shardings in spellings XLA reads but does not print", sharded_all(
+        "{ replicated /* } */ }", "{maximal device=0 device=1}", "{devices=[2,1] 0, 1}",
+        "{devices=[4]<=[2,2] T (1,0)}", '{replicated metadata={{op_name="x"}, {op_name="y"}}}',
+        "{devices=[2,2]<=[3]}", "{devices=[2,1]0,1 devices=[2,1]1,0}", "{maximal device=-1}",
+        "{devices=[2,1,2]<=[4] last_tile_dims={}}", '{maximal_mesh[device_id=0], metadata={op_name="x"}}',
+        '{mesh["a"=2,"b"=2], [{"a"},{?}]}')),
+    ("a sharding domain", domain('{entry={{maximal device=0}, {replicated}} exit={replicated}, kind="sharding"}')),
 ]
 
 

@@ -20,7 +20,8 @@ XLA_ACCEPTS_BUT_WE_REJECT = {
     "scalar literal for an array",    # the parser's nesting error is dropped: one element is set
 }
 #: what XLA cannot be asked about: its parser aborts the process
-XLA_ABORTS = {"token constant"}
+XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_replicate",
+              "sharding devices as an iota and as a list"}
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)"}
 
