@@ -136,7 +136,10 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
             out.append(("str", text[pos:end], pos))
             pos = end
             continue
-        out.append((kind, m.group(), pos))
+        text_ = m.group()
+        if kind == "pat" and text_.lstrip("-").isdigit():
+            kind = "num"  # digits and a letter after them: XLA's lexer reads the number, then a word
+        out.append((kind, text_, pos))
         pos = m.end()
     return out
 
@@ -354,87 +357,100 @@ def _read_sharding(r: _Reader) -> None:
     r.punct("}")
 
 
+class _Sharding:
+    """The parts of one sharding as read, in XLA's parser's terms."""
+
+    __slots__ = ("kinds", "devices", "tile", "reshape", "perm", "subgroups", "replicate_last")
+
+    def __init__(self) -> None:
+        self.kinds: set[str] = set()
+        self.devices: list[int] = []
+        self.tile: list[int] = []
+        self.reshape: list[int] = []
+        self.perm: list[int] = []
+        self.subgroups: list[str] = []
+        self.replicate_last = False
+
+    def read_key(self, r: _Reader) -> None:
+        """One ``key=value`` part."""
+        key, at = _glued_key(r)
+        if key == "device":
+            self.devices = [r.integer()]
+        elif key == "devices":
+            tile, reshape, perm = _tile_assignment(r, self.devices)
+            self.tile += tile
+            self.reshape += reshape
+            self.perm += perm
+        elif key == "metadata":
+            _sharding_metadata(r)
+        elif key == "last_tile_dims":
+            self.subgroups += r.listed("{", "}", lambda: _subgroup_type(r))
+        else:
+            raise ValueReadError("unknown attribute in sharding: expected device=, devices=, "
+                                 f"metadata= or last_tile_dims=, found {key}=", at)
+
+    def problem(self) -> str | None:
+        """What XLA's parser refuses in the sharding once read, or None; the first kind word
+        in XLA's order decides (``replicated``, ``maximal``, ``manual``, ``unknown``,
+        ``unreduced``)."""
+        kind = next((k for k in _SHARDING_KINDS if k in self.kinds), None)
+        if kind == "maximal":
+            return None if len(self.devices) == 1 else "maximal shardings should have exactly one device assigned"
+        if kind is not None:
+            return f"{kind} shardings should not have any devices assigned" if self.devices else None
+        tile, reshape, subgroups = self.tile, self.reshape, self.subgroups
+        if not tile:
+            return "non-maximal shardings must have a tile assignment list including dimensions"
+        if len(self.perm) != len(reshape):
+            return ("iota_transpose_perm should have the same rank as iota_reshape_dims: "
+                    f"expected {len(reshape)}, saw {len(self.perm)}")
+        # the three below make XLA's parser abort or run out of memory rather than say so
+        if self.replicate_last and subgroups:
+            return "a sharding takes last_tile_dim_replicate or last_tile_dims=, not both"
+        if reshape and self.devices:
+            return "a sharding's devices are an iota (<=[...]) or a list, not both"
+        if len(subgroups) > len(tile):
+            return f"last_tile_dims= names {len(subgroups)} dimensions of a tile of {len(tile)}"
+        if reshape:
+            return None
+        if len(self.devices) <= 1:
+            return "non-maximal shardings must have more than one device assigned"
+        if math.prod(tile) < 0:  # XLA's parser runs out of memory making the tile
+            return f"a tile of {'x'.join(map(str, tile))} devices has a size below 0"
+        return None
+
+
 def _single_sharding(r: _Reader) -> None:
     """One sharding after its ``{``, to its ``}``: the kind words, ``device=N``,
     ``devices=[dims]...``, ``last_tile_dim_replicate``, ``last_tile_dims={...}``,
     ``shard_as N`` / ``shard_like N`` and ``metadata=`` in any order, with no commas, then
-    the checks XLA's parser makes of them; a named sharding (``maximal_mesh[...]`` read,
-    ``mesh[...]`` only balanced)."""
+    the checks XLA's parser makes of them; or a named sharding (:func:`_named_sharding`)."""
     start = r.at()
     tok = r.peek()
     if tok is not None and tok[0] == "word" and tok[1] in ("mesh", "maximal_mesh"):
         _named_sharding(r)
         return
-    kinds: set[str] = set()
-    devices: list[int] = []
-    tile: list[int] = []
-    reshape: list[int] = []
-    perm: list[int] = []
-    subgroups: list[str] = []
-    replicate_last = False
+    parts = _Sharding()
     while not r.eat("}"):
         tok = r.peek()
         if tok is None:
             raise r.fail("'}' to end the sharding")
         word = tok[1] if tok[0] == "word" else ""
-        glued = _is_glued_key(r)
-        if not glued and word in _SHARDING_KINDS:
-            kinds.add(word)
-            r.i += 1
-        elif not glued and word == "last_tile_dim_replicate":
-            replicate_last = True
-            r.i += 1
-        elif not glued and word in ("shard_as", "shard_like"):
-            r.i += 1
-            r.integer()
-        elif glued:
-            key, at = _glued_key(r)
-            if key == "device":
-                devices = [r.integer()]
-            elif key == "devices":
-                more = _tile_assignment(r, devices)
-                tile += more[0]
-                reshape += more[1]
-                perm += more[2]
-            elif key == "metadata":
-                _sharding_metadata(r)
-            elif key == "last_tile_dims":
-                subgroups += r.listed("{", "}", lambda: _subgroup_type(r))
-            else:
-                raise ValueReadError("unknown attribute in sharding: expected device=, devices=, "
-                                     f"metadata= or last_tile_dims=, found {key}=", at)
-        else:
+        if _is_glued_key(r):
+            parts.read_key(r)
+            continue
+        if word in _SHARDING_KINDS:
+            parts.kinds.add(word)
+        elif word == "last_tile_dim_replicate":
+            parts.replicate_last = True
+        elif word not in ("shard_as", "shard_like"):
             raise ValueReadError(f"unexpected '{tok[1]}' in a sharding", tok[2])
-    _check_sharding(start, kinds, devices, tile, reshape, perm, subgroups, replicate_last)
-
-
-def _check_sharding(start: int, kinds: set[str], devices: list[int], tile: list[int], reshape: list[int],
-                    perm: list[int], subgroups: list[str], replicate_last: bool) -> None:
-    """What XLA's parser demands of a sharding once read, the first kind word given decides
-    (``replicated`` before ``maximal``, then ``manual``, ``unknown``, ``unreduced``)."""
-    kind = next((k for k in _SHARDING_KINDS if k in kinds), None)
-    if kind == "maximal":
-        if len(devices) != 1:
-            raise ValueReadError("maximal shardings should have exactly one device assigned", start)
-        return
-    if kind is not None:
-        if devices:
-            raise ValueReadError(f"{kind} shardings should not have any devices assigned", start)
-        return
-    if not tile:
-        raise ValueReadError("non-maximal shardings must have a tile assignment list including dimensions", start)
-    if len(perm) != len(reshape):
-        raise ValueReadError(f"iota_transpose_perm should have the same rank as iota_reshape_dims: "
-                             f"expected {len(reshape)}, saw {len(perm)}", start)
-    # the three below make XLA's parser abort or run out of memory rather than say so
-    if replicate_last and subgroups:
-        raise ValueReadError("a sharding takes last_tile_dim_replicate or last_tile_dims=, not both", start)
-    if reshape and devices:
-        raise ValueReadError("a sharding's devices are an iota (<=[...]) or a list, not both", start)
-    if len(subgroups) > len(tile):
-        raise ValueReadError(f"last_tile_dims= names {len(subgroups)} dimensions of a tile of {len(tile)}", start)
-    if not reshape and len(devices) <= 1:
-        raise ValueReadError("non-maximal shardings must have more than one device assigned", start)
+        r.i += 1
+        if word in ("shard_as", "shard_like"):
+            r.integer()
+    problem = parts.problem()
+    if problem is not None:
+        raise ValueReadError(problem, start)
 
 
 def _subgroup_type(r: _Reader) -> str:
@@ -456,9 +472,9 @@ def _sharding_metadata(r: _Reader) -> None:
 
 def _named_sharding(r: _Reader) -> None:
     """``maximal_mesh[device_id=N]`` and perhaps ``, metadata=...``, to the closing ``}``;
-    the insides of a ``mesh[...]`` sharding are not read, only balanced."""
+    of a ``mesh[...]`` sharding only the axes are read, the rest balanced."""
     if r.word() == "mesh":
-        _skip_group(r, "[", "]")
+        _mesh_axes(r)
         while not r.eat("}"):
             if r.peek() is None:
                 raise r.fail("'}' to end the sharding")
@@ -480,6 +496,16 @@ def _named_sharding(r: _Reader) -> None:
             raise ValueReadError(f"expected metadata= after a maximal_mesh sharding, found {key}=", at)
         _sharding_metadata(r)
     r.punct("}")
+
+
+def _mesh_axes(r: _Reader) -> None:
+    """A named sharding's ``["a"=2, "b"=4]``: each axis a string, ``=`` and its size."""
+    def axis() -> None:
+        _string(r)
+        r.punct("=")
+        r.integer()
+
+    r.listed("[", "]", axis)
 
 
 def _read_window(r: _Reader) -> str:

@@ -374,6 +374,11 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "expected device_id= attribute in maximal_mesh"),
     ("sharding device list with a comma after the last", sharded("{devices=[2,1]0,1,}"), 10, 62,
      "expected an integer, found '}'"),
+    ("tile of a size below 0", sharded("{devices=[2,-1]0,1}"), 10, 45, "a tile of 2x-1 devices has a size below 0"),
+    ("a word glued to a number after it", sharded("{devices=[2,1]0,1 shard_as -1replicated}"),
+     10, 45, "replicated shardings should not have any devices assigned"),
+    ("named sharding axis without its string", sharded("{mesh[a=2], replicated}"), 10, 50,
+     "expected a quoted string, found 'a'"),
     ("domain of a kind XLA does not read", domain('{kind="other", entry={maximal device=0}, exit={replicated}}'),
      11, 39, "unsupported domain kind: other"),
     ("domain with a sharding XLA rejects", domain('{kind="sharding", entry={maximal}, exit={replicated}}'),
@@ -527,7 +532,9 @@ ACCEPTED: list[tuple[str, str]] = [
         "{devices=[4]<=[2,2] T (1,0)}", '{replicated metadata={{op_name="x"}, {op_name="y"}}}',
         "{devices=[2,2]<=[3]}", "{devices=[2,1]0,1 devices=[2,1]1,0}", "{maximal device=-1}",
         "{devices=[2,1,2]<=[4] last_tile_dims={}}", '{maximal_mesh[device_id=0], metadata={op_name="x"}}',
-        '{mesh["a"=2,"b"=2], [{"a"},{?}]}')),
+        '{mesh["a"=2,"b"=2], [{"a"},{?}]}', "{devices=[2,2]<=[3] last_tile_dims={manual}}",
+        "{devices=[2,11,2]<=[4] last_tile_dim_replicate}", "{devices=[-2,-1]0,1}",
+        "{replicated shard_as -1replicated}")),
     ("a sharding domain", domain('{entry={{maximal device=0}, {replicated}} exit={replicated}, kind="sharding"}')),
 ]
 
