@@ -499,10 +499,14 @@ def _named_sharding(r: _Reader) -> None:
 
 
 def _mesh_axes(r: _Reader) -> None:
-    """A named sharding's ``["a"=2, "b"=4]``: each axis a string, ``=`` and its size."""
+    """A named sharding's ``[a=2, b=4]``: each axis a name glued to its ``=`` (newer XLA) or
+    a string and ``=`` (``["a"=2]``, older), then its size."""
     def axis() -> None:
-        _string(r)
-        r.punct("=")
+        if _is_glued_key(r):
+            _glued_key(r)
+        else:
+            _string(r)
+            r.punct("=")
         r.integer()
 
     r.listed("[", "]", axis)

@@ -377,8 +377,7 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("tile of a size below 0", sharded("{devices=[2,-1]0,1}"), 10, 45, "a tile of 2x-1 devices has a size below 0"),
     ("a word glued to a number after it", sharded("{devices=[2,1]0,1 shard_as -1replicated}"),
      10, 45, "replicated shardings should not have any devices assigned"),
-    ("named sharding axis without its string", sharded("{mesh[a=2], replicated}"), 10, 50,
-     "expected a quoted string, found 'a'"),
+    ("named sharding axis without its '='", sharded('{mesh["a"2], replicated}'), 10, 53, "expected '=', found '2'"),
     ("domain of a kind XLA does not read", domain('{kind="other", entry={maximal device=0}, exit={replicated}}'),
      11, 39, "unsupported domain kind: other"),
     ("domain with a sharding XLA rejects", domain('{kind="sharding", entry={maximal}, exit={replicated}}'),
@@ -535,6 +534,17 @@ ACCEPTED: list[tuple[str, str]] = [
         '{mesh["a"=2,"b"=2], [{"a"},{?}]}', "{devices=[2,2]<=[3] last_tile_dims={manual}}",
         "{devices=[2,11,2]<=[4] last_tile_dim_replicate}", "{devices=[-2,-1]0,1}",
         "{replicated shard_as -1replicated}")),
+    ("shardings of XLA's parser tests", sharded_all(
+        "{devices=[2,2,2,2]0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 last_tile_dims={manual, replicated}}",
+        "{devices=[2,2,2,2]<=[2,2,4]T(2,1,0) last_tile_dims={manual, replicated}}", "{manual shard_as 1}",
+        "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated} shard_like 1}",
+        "{{replicated}, {maximal device=5}, {maximal_mesh[device_id=5]}}")),
+    ("named shardings as the newest XLA prints them", sharded_all(
+        "{mesh[a=2,b=4,c=3,d=8], [{b:(2)2}, {d:(4)2, c, ?}]}", "{mesh[x=2,y=2], device_ids=(0,2,1,3), [{x}]}",
+        "{mesh[a=2,b=4,c=4,d=2], device_ids=([4,16]T(1,0)), [{a}]}",
+        '{mesh[a=2,b=4,c=3,d=8], [{a}], replicated={c}, unreduced={d:(4)2}, manual={b:(2)2}, '
+        'metadata={{op_name="foo"}, {op_name="bar"}}}',
+        "{{mesh[a=2,b=2], [{a}, {}]}, {devices=[2,2]<=[4] last_tile_dim_replicate}}")),
     ("a sharding domain", domain('{entry={{maximal device=0}, {replicated}} exit={replicated}, kind="sharding"}')),
 ]
 
