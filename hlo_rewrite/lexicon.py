@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTE_NAME_RE",
+    "CLOSING",
     "BOOLEANS",
     "COMPLEX_TYPES",
     "ELEMENT_TYPES",
@@ -220,7 +221,8 @@ def read_bool(text: str | None) -> bool | None:
 
 # ---------------------------------------------------- the bracket/string walker
 
-_OPEN: Final = {"{": "}", "[": "]", "(": ")"}
+#: each opening bracket and the one that closes it
+CLOSING: Final = {"{": "}", "[": "]", "(": ")"}
 _CLOSE: Final = frozenset("}])")
 _SPECIALS: dict[str, re.Pattern[str]] = {}
 
@@ -317,8 +319,8 @@ def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = 
             continue
         if not depth and ch in stops:
             return pos
-        if ch in _OPEN:
-            depth.append(_OPEN[ch])
+        if ch in CLOSING:
+            depth.append(CLOSING[ch])
         elif ch in _CLOSE:
             if not depth:
                 raise ValueError(f"unbalanced '{ch}'")
@@ -330,7 +332,7 @@ def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = 
 
 def matching_close(text: str, pos: int, end: int | None = None) -> int:
     """Index just past the bracket that closes the one at ``pos``."""
-    close = _OPEN.get(text[pos])
+    close = CLOSING.get(text[pos])
     if close is None:
         raise ValueError(f"expected a bracket, found {text[pos]!r}")
     stop = find_top_level(text, pos + 1, close, end)

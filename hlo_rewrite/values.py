@@ -441,13 +441,15 @@ def _single_sharding(r: _Reader) -> None:
             continue
         if word in _SHARDING_KINDS:
             parts.kinds.add(word)
+            r.i += 1
         elif word == "last_tile_dim_replicate":
             parts.replicate_last = True
-        elif word not in ("shard_as", "shard_like"):
-            raise ValueReadError(f"unexpected '{tok[1]}' in a sharding", tok[2])
-        r.i += 1
-        if word in ("shard_as", "shard_like"):
+            r.i += 1
+        elif word in ("shard_as", "shard_like"):
+            r.i += 1
             r.integer()
+        else:
+            raise ValueReadError(f"unexpected '{tok[1]}' in a sharding", tok[2])
     problem = parts.problem()
     if problem is not None:
         raise ValueReadError(problem, start)
@@ -476,11 +478,11 @@ def _named_sharding(r: _Reader) -> None:
     if r.word() == "mesh":
         _mesh_axes(r)
         while not r.eat("}"):
-            if r.peek() is None:
+            tok = r.peek()
+            if tok is None or tok[0] == "punct" and tok[1] in "])":
                 raise r.fail("'}' to end the sharding")
-            if r.is_punct("{") or r.is_punct("[") or r.is_punct("("):
-                open_ = r.peek()[1]  # type: ignore[index]
-                _skip_group(r, open_, {"{": "}", "[": "]", "(": ")"}[open_])
+            if tok[0] == "punct" and tok[1] in lexicon.CLOSING:
+                _skip_group(r, tok[1], lexicon.CLOSING[tok[1]])
             else:
                 r.i += 1
         return
@@ -659,9 +661,9 @@ def _read_metadata(r: _Reader) -> None:
 
 def read_sub_attributes(text: str, keys: Mapping[str, str], required: frozenset[str]) -> None:
     """Check ``text`` as ``{key=value ...}`` the way XLA's parser reads sub-attributes (a
-    stack-frame table entry, ``metadata``): each key one of ``keys`` (key to ``"string"``,
-    ``"int32"``, ``"int"``, ``"int list"`` or ``"sharding"``), once, glued to its ``=``; those in ``required``
-    present; a comma allowed before each item, none after the last. Raises
+    stack-frame table entry, ``metadata``, a domain): each key one of ``keys`` (key to
+    ``"string"``, ``"int32"``, ``"int"``, ``"int list"`` or ``"sharding"``), once, glued to its
+    ``=``; those in ``required`` present; a comma allowed before each item, none after the last. Raises
     :class:`ValueReadError`."""
     r = _Reader(text)
     _read_sub_attributes(r, keys, required)
