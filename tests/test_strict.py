@@ -533,6 +533,9 @@ ACCEPTED: list[tuple[str, str]] = [
         "{devices=[2,1,2]<=[4] last_tile_dims={}}", '{maximal_mesh[device_id=0], metadata={op_name="x"}}',
         '{mesh["a"=2,"b"=2], [{"a"},{?}]}', "{devices=[2,2]<=[3] last_tile_dims={manual}}",
         "{devices=[2,11,2]<=[4] last_tile_dim_replicate}", "{devices=[-2,-1]0,1}",
+        # as XLA's partitioner tests write them, across lines
+        "{devices=[2,1,2,1]0,1,4,5 }", '{replicated  metadata={op_name="a"}}', "{devices=[2,2]0,1\n      ,2,3}",
+        "{\n  devices=[1,2,2]0,1,2,3 last_tile_dims={manual}}",
         "{replicated shard_as -1replicated}")),
     ("shardings of XLA's parser tests", sharded_all(
         "{devices=[2,2,2,2]0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 last_tile_dims={manual, replicated}}",
