@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ATTRIBUTE_NAME_RE",
     "CLOSING",
+    "COMMENT",
     "BOOLEANS",
     "COMPLEX_TYPES",
     "ELEMENT_TYPES",
@@ -242,6 +243,9 @@ _STRING_REST: Final = {q: re.compile(_REST.format(q=q), re.S) for q in "\"'"}
 #: source, to build it into other expressions
 DOUBLE_QUOTED: Final = '"(?s:' + _REST.format(q='"') + ")"
 DOUBLE_QUOTED_RE: Final = lazy_pattern(DOUBLE_QUOTED)
+#: a comment as XLA's lexer reads one, ``/* */`` or ``//`` to the line's end (``\n`` or a lone
+#: ``\r``): the source, to build into other expressions (compiled with ``re.S``)
+COMMENT: Final = r"/\*.*?\*/|//[^\n\r]*"
 
 
 def skip_string(text: str, pos: int) -> int:

@@ -50,6 +50,7 @@ from .opcodes import (
     spec_of,
     split_async_opcode,
 )
+from .regex import lazy_pattern
 from .shapes import Shape, compatible, parse_shape, shape_end, shape_syntax_error
 from .strict_heads import RESERVED, bare_name_problem, head_problems
 from .values import ValueReadError, read
@@ -64,7 +65,8 @@ _ATTR_NAME_AT = lexicon.ATTRIBUTE_NAME_RE
 _ELEMENT_TYPE_AT = re.compile(r"[a-z][a-z0-9]*")
 _HEADER_WORD = re.compile(r"[^\s,{}()\[\]\"/]+")
 # a string or a comment, whichever starts first (a quote inside a comment starts no string)
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n\r]*', re.S)
+_STRING_OR_COMMENT = re.compile(lexicon.DOUBLE_QUOTED + "|" + lexicon.COMMENT, re.S)
+_COMMENT = lazy_pattern(lexicon.COMMENT, re.S)
 
 # the plain one-line spellings, for the fast reading
 _ID = lexicon.IDENTIFIER
@@ -703,7 +705,7 @@ class _Checker:
             return
         written = producer.attr_text("channel_id")
         try:
-            theirs = None if written is None else read(Kind.INT, _no_comments(written))
+            theirs = None if written is None else read(Kind.INT, written)
         except ValueReadError:
             return  # not a number: refused where the send or recv is checked
         mine = attrs.get("channel_id")
@@ -903,7 +905,7 @@ def _escape_problems(text: str) -> Iterator[tuple[int, str]]:
 def _no_comments(text: str) -> str:
     if "/" not in text:
         return text.strip()
-    return re.sub(r"/\*.*?\*/|//[^\n\r]*", " ", text, flags=re.S).strip()
+    return _COMMENT.sub(" ", text).strip()
 
 
 def _same_shape(a: Shape, b: Shape) -> bool:

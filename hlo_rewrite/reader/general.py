@@ -23,6 +23,8 @@ from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
 from ..lexicon import (
+    COMMENT,
+    DOUBLE_QUOTED,
     IDENTIFIER,
     IDENTIFIER_RE,
     STACK_TABLES,
@@ -43,12 +45,12 @@ from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES
 
 _WORD = IDENTIFIER_RE
 # blanks, line ends and complete comments, as many as there are
-_SKIP = re.compile(r"(?:[ \t\r\n]+|/\*.*?\*/|//[^\n\r]*)*", re.S)
+_SKIP = re.compile(r"(?:[ \t\r\n]+|" + COMMENT + ")*", re.S)
 # what follows a token on its own line: blanks and one-line comments, then the line end
 _REST_OF_LINE = re.compile(r"(?:[ \t]+|/\*[^\n\r]*?\*/)*(?://[^\n\r]*)?(?:\r\n|\r|\n|\Z)")
 # a run of value characters outside brackets and strings
 _ATOM = re.compile(r'(?:[^\s,(){}\[\]"/%]|/(?![/*]))+')
-_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n\r]*", re.S)
+_COMMENTS = re.compile(COMMENT, re.S)
 _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
 _OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
@@ -57,9 +59,9 @@ _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))
 _NUMBER = re.compile(r"[0-9]+")
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
-_STRING_BODY = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING_BODY = re.compile(DOUBLE_QUOTED)
 # the pieces of a value as _clean_json reads them: a string, a comment, a brace, blanks, other text
-_VALUE_PIECE = re.compile(_STRING_BODY.pattern + r'|/\*.*?\*/|//[^\n\r]*|[{}]|\s+|[^"/{}\s]+|[/"]', re.S)
+_VALUE_PIECE = re.compile(DOUBLE_QUOTED + "|" + COMMENT + r'|[{}]|\s+|[^"/{}\s]+|[/"]', re.S)
 
 
 def _clean(text: str, json_from: int = 0) -> str:
