@@ -29,8 +29,10 @@ demo: $(VENV)/.stamp-run
 	@echo "== hlo-rewrite $(EXAMPLE)"
 	@$(BIN)/hlo-rewrite $(EXAMPLE)
 
-test: $(VENV)/.stamp-test
-	$(BIN)/python -m pytest -q
+# every test once: the unit layer with jax and jaxlib unimportable (which proves it needs
+# neither), then the oracle layer
+test: test-unit
+	$(BIN)/python -m pytest -q -m xla
 
 # the unit layer: runtime dependencies, pytest and hypothesis only; jax and jaxlib are made
 # unimportable, so a test that needs them fails here (tests/README.md)

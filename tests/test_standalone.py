@@ -3,6 +3,7 @@ and the unit layer needs no jax."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import JAX_BLOCKED, ORACLE_MARK
 
 REPO = Path(__file__).resolve().parents[1]
 OUTSIDE = re.compile(r"\.\./shared|\bSPEC\b|\b[Tt]he seed\b")
@@ -61,14 +63,20 @@ def test_every_module_that_uses_xla_is_in_the_oracle_layer():
         uses_xla = bool(JAX_IMPORT.search(text)) or bool(ORACLE_MODULE.search(text))
         if uses_xla:
             assert ORACLE_MODULE.search(text), f"{path.name} imports jax without needs_xla()"
-            assert "pytestmark = pytest.mark.xla" in text, f"{path.name} lacks pytestmark = pytest.mark.xla"
+            assert ORACLE_MARK in text, f"{path.name} lacks {ORACLE_MARK}"
 
 
 @pytest.mark.slow
 def test_the_unit_layer_runs_with_jax_unimportable():
     """What ``make test-unit`` runs: everything but the oracle layer, with jax and jaxlib blocked
     (over the repository's own inputs: the real dumps, when present, add time, not coverage of
-    this property)."""
+    this property). ``make test`` runs the unit layer that way, and this test with it: there the
+    run it is part of is the proof, and it only checks that jax really is blocked in it."""
+    if JAX_BLOCKED:
+        for name in ("jax", "jaxlib"):
+            with pytest.raises(ImportError, match="blocked by HLO_REWRITE_BLOCK_JAX"):
+                importlib.import_module(name)
+        return
     env = dict(os.environ, HLO_REWRITE_BLOCK_JAX="1", PYTHONDONTWRITEBYTECODE="1",
                HLO_REWRITE_CORPUS=str(Path(__file__).resolve().parent / "no-such-corpus"))
     me = f"{Path(__file__).resolve()}::test_the_unit_layer_runs_with_jax_unimportable"
