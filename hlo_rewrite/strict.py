@@ -20,6 +20,8 @@ What it rejects, as XLA's parser does:
 - the async rules: ``async-start`` has shape ``((operands), outputs, state)``,
   ``async-update``/``async-done`` take one async operand that is not an ``async-done``, keep
   the wrapped opcode and ``calls=`` of their start, and ``async-update`` keeps its shape;
+- ``use_global_device_ids=true`` without a ``channel_id`` on an all-reduce (or its start) or a
+  reduce-scatter, which XLA's parser refuses (it lets an all-gather have it);
 - a duplicate parameter number; header attributes XLA does not know or cannot read;
 - a shape left out where XLA's parser cannot work it out (``opcodes.SHAPE_INFERRED``), a tuple
   whose written shape has another number of elements than it has operands.
@@ -129,6 +131,9 @@ _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INST
 _CACHE_SIZE = 1 << 14
 
 #: attributes whose int list must hold exactly one entry
+#: the collectives whose replica groups use_global_device_ids=true changes: XLA's parser demands a
+#: channel_id with it (all-gather, which takes it too, it lets be)
+_GROUP_MODE = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
 _ONE_DIMENSION = {"sort", "concatenate", "all-gather", "all-gather-start", "reduce-scatter", "scan",
                   "get-dimension-size", "set-dimension-size", "all-to-all", "ragged-all-to-all"}
 
@@ -675,6 +680,10 @@ class _Checker:
             if len(dims) != 1:  # type: ignore[arg-type]
                 at = r.value_at("dimensions")
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
+        collective = wrapped[1] if wrapped is not None and wrapped[0] == "async-start" else name
+        if collective in _GROUP_MODE and attrs.get("use_global_device_ids") is True and "channel_id" not in attrs:
+            raise self.error(instr, r.text, r.operands_at - 1,
+                             "Cannot have use_global_device_ids=true without channel_id")
         if name == "collective-permute" or name == "collective-permute-start":
             pairs = attrs.get("source_target_pairs", [])
             if any(len(p) != 2 for p in pairs):  # type: ignore[attr-defined]

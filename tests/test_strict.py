@@ -384,6 +384,19 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 64, "maximal shardings should have exactly one device assigned"),
     ("domain without its exit", domain('{kind="sharding", entry={maximal device=0}}'),
      11, 39, "sub-attribute exit is expected but not seen"),
+    ("global device ids without a channel", module(
+        "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={}, to_apply=add,\n"
+        "      use_global_device_ids=true\n"), 11, 29, "Cannot have use_global_device_ids=true without channel_id"),
+    ("global device ids without a channel, reduce-scatter", module(
+        "  %p = f32[8] parameter(0)\n  ROOT %r = f32[4] reduce-scatter(f32[8] %p), replica_groups={{0,1}}, "
+        "dimensions={0}, use_global_device_ids=true, to_apply=%add\n"), 11, 34, "without channel_id"),
+    ("global device ids without a channel, all-reduce-start", module(
+        "  p = f32[8] parameter(0)\n  s = f32[8] all-reduce-start(p), to_apply=add, use_global_device_ids=true\n"
+        "  ROOT d = f32[8] all-reduce-done(s)\n"), 11, 30, "without channel_id"),
+    ("global device ids without a channel, reduce-scatter-start", module(
+        "  p = f32[8] parameter(0)\n  s = ((f32[8]), f32[4]) reduce-scatter-start(p), replica_groups={{0,1}}, "
+        "dimensions={0}, to_apply=add, use_global_device_ids=true\n  ROOT d = f32[4] reduce-scatter-done(s)\n"),
+     11, 46, "without channel_id"),
 ]
 
 
@@ -430,6 +443,12 @@ ACCEPTED: list[tuple[str, str]] = [
         "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
         "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1},{1,2}}\n")),
     ("plain", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add\n")),
+    ("global device ids with a channel, false without, and all-gather's without", module(
+        "  p = f32[8] parameter(0)\n"
+        "  a = f32[8] all-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add\n"
+        "  b = f32[8] all-reduce(a), use_global_device_ids=false, to_apply=add\n"
+        "  c = f32[4] reduce-scatter(b), channel_id=0, use_global_device_ids=true, dimensions={0}, to_apply=add\n"
+        "  ROOT g = f32[8] all-gather(c), replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true\n")),
     ("percent names and operand shapes", "HloModule m\n\n%add (a: f32[], b: f32[]) -> f32[] {\n"
      "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = f32[] add(f32[] %a, f32[] %b)\n}\n\n"
      "ENTRY %e (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n"
