@@ -19,6 +19,11 @@ safe-mode check on the output. Every example ends in one of:
 The exit status is 1 when any failure was seen, 0 otherwise. Failing inputs are written to
 ``--save DIR`` (if given) as ``<kind>-<index>.hlo`` to reproduce them with ``hlo-rewrite``.
 Run from the repository root: ``python tests/fuzz_corpus.py --count 100000``.
+
+``--files PATH...`` judges each module of the files given (a directory: its files) as it is,
+with no mutation: a file of XLA's tests may hold several modules, with a ``// -----`` line
+between them. With ``--xla`` (and ``--strict``), against XLA's parser: the way to check a
+directory of XLA's own test modules, or of one's dumps.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import sys
 import time
 import traceback
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +49,7 @@ if str(REPO / "tests") not in sys.path:  # xla_oracle, for --xla
 
 from hlo_rewrite.errors import HloError, HloInternalError  # noqa: E402
 from hlo_rewrite.io import decode  # noqa: E402
-from hlo_rewrite.opcodes import OPCODE_NAMES  # noqa: E402
+from hlo_rewrite.opcodes import OPCODE_NAMES, split_async_opcode  # noqa: E402
 from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions  # noqa: E402
 from hlo_rewrite.pipeline import run_passes  # noqa: E402
 from hlo_rewrite.printer import print_module  # noqa: E402
@@ -502,37 +508,100 @@ def compare_with_xla(text: str, xla_reader: XlaReader | None = None, *, strict: 
         return "xla-only", ours_error.render()
     if xla is None:
         return ("strict-only", "strict mode reads a module XLA rejects") if strict else ("ours-only", "")
-    names = [i[0] for instrs, _ in ours.values() for i in instrs]
-    if len(names) != len(set(names)):
-        return "renamed", ""  # XLA renames names repeated across computations
     if ours == xla:
+        return "same", ""
+    ours, xla = _without_async_sugar(ours), _without_async_sugar(xla, ours)
+    names = [i[0] for instrs, _ in ours.values() for i in instrs]
+    if len(names) != len(set(names)):  # XLA renames names repeated across computations
+        ours, xla = _unnamed(ours), _unnamed(xla)
+        if ours == xla:
+            return "renamed", ""
+    elif ours == xla:
         return "same", ""
     diff = [c for c in sorted(set(ours) | set(xla)) if ours.get(c) != xla.get(c)]
     return "misread", f"computations read differently: {diff[:3]}; ours {ours.get(diff[0])!r:.300} xla {xla.get(diff[0])!r:.300}"
 
 
+def _unnamed(skeleton: dict) -> dict:
+    """A skeleton without instruction names: each operand and root by its place in its computation."""
+    out = {}
+    for comp, (instrs, root) in skeleton.items():
+        at = {i[0]: k for k, i in enumerate(instrs)}
+        out[comp] = ([(i[1], [at.get(o, o) for o in i[2]]) for i in instrs], at.get(root, root))
+    return out
+
+
+def _without_async_sugar(skeleton: dict, ours: dict | None = None) -> dict:
+    """A skeleton with XLA's short forms of async ops undone, for comparing (``ours``: given for
+    XLA's side). XLA prints an async-start whose callee is one instruction as that opcode with
+    ``-start`` (``custom-call-start``), and so -update and -done, with the callee inline, so its
+    root is not printed; reading such a short form, it makes the callee itself (``async_wrapped``).
+    Where either side has a short form, both sides' opcodes become ``async-start``, ``-update``
+    and ``-done``, and on XLA's side a callee's unprinted root counts as ours and computations
+    only XLA has are left out."""
+    def short_forms(sk: dict) -> bool:
+        return any(split_async_opcode(i[1]) for instrs, _ in sk.values() for i in instrs)
+
+    if not short_forms(skeleton) and not (ours is not None and short_forms(ours)):
+        return skeleton
+    result = {}
+    for comp, (instrs, root) in skeleton.items():
+        if ours is not None and comp not in ours:
+            continue
+        undone = [(i[0], (split_async_opcode(i[1]) or (i[1],))[0], *i[2:]) for i in instrs]
+        result[comp] = (undone, ours[comp][1] if ours is not None and root == "" else root)
+    return result
+
+
 # --------------------------------------------------------------------------- driver
+
+
+#: the line between two modules of one file in XLA's test files (its tools read each apart)
+_MODULE_BREAK = re.compile(rb"(?m)^// -----.*\n?")
+
+
+def modules_of(files: list[Path]) -> Iterator[tuple[Path, bytes]]:
+    """Each module of each file as it is: a file of XLA's tests may hold several, one after
+    another with a ``// -----`` line between them (the part of a file before or after every
+    module, only comments and blanks, is left out). A file of several gives ``NAME#K`` paths."""
+    for path in files:
+        data = path.read_bytes()
+        parts = _MODULE_BREAK.split(data)
+        if len(parts) == 1:
+            yield path, data
+            continue
+        for k, part in enumerate(parts):
+            if re.search(rb"(?m)^\s*[^\s/]", part):
+                yield path.with_name(f"{path.name}#{k}"), part
 
 
 def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, max_size: int,
          save: Path | None, quiet: bool, *, tokens: bool = False, xla: bool = False,
-         xla_counts: Counter | None = None, strict: bool = False) -> tuple[Counter, int, float]:
-    files = seed_files(max_size)
+         xla_counts: Counter | None = None, strict: bool = False,
+         given: list[Path] | None = None) -> tuple[Counter, int, float]:
+    """``count`` mutated inputs; or, with ``given`` (files), each module of those files as it is."""
+    pieces = None if given is None else list(modules_of(given))
+    files = seed_files(max_size) if given is None else given
     if not files:
         raise SystemExit("no input modules found")
-    sources = [(p, p.read_bytes()) for p in files]
+    sources = [(p, p.read_bytes()) for p in files] if pieces is None else []
     counts: Counter = Counter({k: 0 for k in KINDS})
     rng = random.Random(seed)
     start = time.perf_counter()
     done = 0
     shown = 0
     xla_reader = XlaReader() if xla else None
-    for index in range(count):
+    for index in range(count if pieces is None else len(pieces)):
         if max_seconds is not None and time.perf_counter() - start > max_seconds:
             break
-        path, original = rng.choice(sources)
-        data, names = mutate(rng, original, TOKEN_WEIGHTS if tokens else None)
-        all_comps = rng.random() < 0.5
+        if pieces is None:
+            path, original = rng.choice(sources)
+            data, names = mutate(rng, original, TOKEN_WEIGHTS if tokens else None)
+            all_comps = rng.random() < 0.5
+        else:
+            path, data = pieces[index]
+            names, all_comps = ["none"], False
+        how = f"mutated by {'+'.join(names)}" if pieces is None else "as it is"
         outcome = check_one(data, path.name, all_computations=all_comps, time_limit=time_limit)
         if xla and xla_counts is not None and outcome.kind in ("accepted", "rejected"):
             text = data.decode("utf-8", errors="replace")
@@ -545,7 +614,7 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
                     (save / f"{kind}-{index}.hlo").write_bytes(data)
                 if shown < 20:
                     shown += 1
-                    print(f"[{index}] {kind}: {path} mutated by {'+'.join(names)}\n{detail.rstrip()}\n",
+                    print(f"[{index}] {kind}: {path} {how}\n{detail.rstrip()}\n",
                           file=sys.stderr)
         counts[outcome.kind] += 1
         done += 1
@@ -555,7 +624,7 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
                 (save / f"{outcome.kind}-{index}.hlo").write_bytes(data)
             if shown < 20:
                 shown += 1
-                print(f"[{index}] {outcome.kind}: {path} mutated by {'+'.join(names)}"
+                print(f"[{index}] {outcome.kind}: {path} {how}"
                       f"{' (all computations)' if all_comps else ''} in {outcome.seconds:.2f} s\n"
                       f"{outcome.detail.rstrip()}\n", file=sys.stderr)
         if not quiet and done % 5000 == 0:
@@ -564,6 +633,14 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
     if xla_reader is not None:
         xla_reader.close()
     return counts, done, time.perf_counter() - start
+
+
+def given_files(paths: list[Path]) -> list[Path]:
+    """The files named, a directory's files in order of name (not those whose name starts with a dot)."""
+    out: list[Path] = []
+    for p in paths:
+        out.extend(sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith(".")) if p.is_dir() else [p])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -584,6 +661,9 @@ def main(argv: list[str] | None = None) -> int:
                              "token, misspell an opcode, lone CR line ends) instead of byte-level ones")
     parser.add_argument("--xla", action="store_true",
                         help="also read every input with XLA's parser (jaxlib) and report every disagreement by kind")
+    parser.add_argument("--files", type=Path, nargs="+", default=None, metavar="PATH",
+                        help="instead of mutating, judge each module of these files (a directory: its files) as it is; "
+                             "with --xla, against XLA's parser")
     parser.add_argument("--strict", action="store_true",
                         help="with --xla, read in strict mode, where reading a module XLA rejects is a failure too")
     args = parser.parse_args(argv)
@@ -596,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
     xla_counts: Counter = Counter()
     counts, done, seconds = fuzz(args.count, args.seed, args.time_limit, args.max_seconds, args.max_size,
                                  args.save, args.quiet, tokens=args.tokens, xla=args.xla, xla_counts=xla_counts,
-                                 strict=args.strict)
+                                 strict=args.strict, given=None if args.files is None else given_files(args.files))
     print(f"{done} inputs in {seconds:.1f} s ({done / max(seconds, 1e-9):.0f}/s), seed {args.seed}: "
           + ", ".join(f"{k} {counts[k]}" for k in KINDS))
     if args.xla:

@@ -37,3 +37,36 @@ def test_split_and_join_keep_the_tokens():
         for name in ("split-line", "join-lines"):
             out = fuzz_corpus.MUTATIONS[name](rng, data)
             assert out.split() == data.split() or b"".join(out.split()) == b"".join(data.split())
+
+
+TWO_MODULES = (
+    b"// RUN: hlo-opt %s\n\nHloModule a\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n"
+    b"// -----\n\nHloModule b\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n  oops\n}\n"
+    b"// -----\n// CHECK: nothing but comments here\n"
+)
+
+
+def test_files_are_judged_module_by_module_as_they_are(tmp_path):
+    """``--files``: a file of XLA's tests holds modules apart by ``// -----`` lines; each is judged
+    as it is (no mutation), and a part of only comments is no module."""
+    (tmp_path / "two.hlo").write_bytes(TWO_MODULES)
+    (tmp_path / "one.hlo").write_bytes(b"HloModule c\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    files = fuzz_corpus.given_files([tmp_path])
+    assert [p.name for p in files] == ["one.hlo", "two.hlo"]
+    pieces = list(fuzz_corpus.modules_of(files))
+    assert [p.name for p, _ in pieces] == ["one.hlo", "two.hlo#0", "two.hlo#1"]
+    assert pieces[1][1].startswith(b"// RUN") and pieces[2][1].startswith(b"\nHloModule b")
+    counts, done, _ = fuzz_corpus.fuzz(0, 0, 20.0, None, 0, None, True, given=files)
+    assert done == 3 and counts["accepted"] == 2 and counts["rejected"] == 1
+
+
+def test_a_reading_with_names_renamed_is_compared_by_the_places_of_operands():
+    """XLA renames names repeated across computations (``p`` becomes ``p.1``): the comparison then
+    looks at each operand's place, so a renamed reading agrees and an operand read as another does not."""
+    ours = {"f": ([("p", "parameter", []), ("n", "negate", ["p"])], "n"),
+            "e": ([("p", "parameter", []), ("q", "parameter", []), ("a", "add", ["p", "q"])], "a")}
+    xla = {"f": ([("p", "parameter", []), ("n", "negate", ["p"])], "n"),
+           "e": ([("p.1", "parameter", []), ("q", "parameter", []), ("a", "add", ["p.1", "q"])], "a")}
+    assert fuzz_corpus._unnamed(ours) == fuzz_corpus._unnamed(xla)
+    swapped = {**xla, "e": ([("p.1", "parameter", []), ("q", "parameter", []), ("a", "add", ["q", "p.1"])], "a")}
+    assert fuzz_corpus._unnamed(ours) != fuzz_corpus._unnamed(swapped)
