@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .errors import HloParseError
+from .layouts import layout_tail_end
 from .lexicon import ELEMENT_TYPES, IDENTIFIER, skip_trivia
 from .regex import lazy_pattern
 
@@ -195,13 +196,6 @@ def element_type_of(text: str) -> str:
 
 _WORD_AT = lazy_pattern(IDENTIFIER)
 _INT_AT = lazy_pattern(r"-?[0-9]+")
-# the dimension level types of a layout's D(...): dense, compressed, singleton or loose
-# compressed, each perhaps non-unique (+) and then unordered (~)
-_DIM_LEVELS = lazy_pattern(r"[DCSH]\+?~?(?:,[DCSH]\+?~?)*")
-# an item of a layout after its ':': T(8,128)(2,1), E(4), S(1), L(2), #(u32), *(u32), SC(0:512), ...
-_LAYOUT_ITEM_AT = lazy_pattern(r"(?:[A-Z]{1,2}|[#*])(?:\([^(){}]*\))+")
-
-
 def shape_syntax_error(text: str, pos: int = 0, end: int | None = None) -> tuple[int, str] | None:
     """Where and why the shape written in ``text[pos:end]`` is not one XLA's parser reads, or
     None when it is (:func:`shape_end`, and nothing after the shape but blanks and comments)."""
@@ -307,20 +301,13 @@ def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
                 break
             pos = skip_trivia(text, pos + 1, n)
     if text.startswith(":", pos, n):
-        pos = skip_trivia(text, pos + 1, n)
-        sparse = False
-        while (item := _LAYOUT_ITEM_AT.match(text, pos, n)) is not None:
-            word = item.group()
-            if word.startswith("D("):
-                levels = word[2:-1].replace(" ", "")
-                if levels and _DIM_LEVELS.fullmatch(levels) is None:
-                    return pos, "expected a DimLevelType abbreviation (D, C, or S)"
-                sparse = sparse or any(level[0] != "D" for level in levels.split(",") if level)
-            elif word.startswith("P(") and not sparse:
-                return pos, "Layout has physical shape, but is not for a sparse array"
-            pos = skip_trivia(text, item.end(), n)
-    if not text.startswith("}", pos, n):
+        after = layout_tail_end(text, pos + 1, n)
+        if isinstance(after, tuple):
+            return after
+    elif text.startswith("}", pos, n):
+        after = pos + 1
+    else:
         return pos, "expects layout to end with '}'"
     if entries != rank:
         return brace, f"Dimensions size is {rank}, but minor to major size is {entries}."
-    return pos + 1
+    return after

@@ -23,6 +23,9 @@ What it rejects, as XLA's parser does:
 - ``use_global_device_ids=true`` without a ``channel_id`` on an all-reduce (or its start) or a
   reduce-scatter, which XLA's parser refuses (it lets an all-gather have it);
 - a duplicate parameter number; header attributes XLA does not know or cannot read;
+- a layout whose sections after ``:`` XLA's parser does not read: out of their order
+  (``S(1)E(4)``), twice, split configs without ``:``, a physical shape
+  (:mod:`hlo_rewrite.layouts`, which also takes what XLA takes, a section that stops early);
 - a shape left out where XLA's parser cannot work it out (``opcodes.SHAPE_INFERRED``), a tuple
   whose written shape has another number of elements than it has operands.
 

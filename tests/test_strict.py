@@ -233,7 +233,7 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "tries to set NaN payload 0x3ff, out of range for bf16 (0x7f)"),
     ("NaN payload on a type with one NaN", module("  ROOT c = f8e4m3fn[1] constant({nan(0x1)})\n"), 10, 34,
      "f8e4m3fn does not support payloads"),
-    ("dimension level type XLA does not know", module("  ROOT p = f32[10,10]{1,0:D(X,C)} parameter(0)\n"), 10, 27,
+    ("dimension level type XLA does not know", module("  ROOT p = f32[10,10]{1,0:D(X,C)} parameter(0)\n"), 10, 29,
      "expected a DimLevelType abbreviation (D, C, or S)"),
     ("result accuracy mode XLA does not know", module("  p = f32[] parameter(0)\n"
      "  ROOT r = f32[] exponential(p), result_accuracy={mode=high}\n"), 11, 56, "expects ResultAccuracy type"),
@@ -384,6 +384,22 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 64, "maximal shardings should have exactly one device assigned"),
     ("domain without its exit", domain('{kind="sharding", entry={maximal device=0}}'),
      11, 39, "sub-attribute exit is expected but not seen"),
+    # a layout's sections in XLA's order only, each once (the column: where the section out of
+    # its order stands, for the '}' XLA expects there)
+    ("layout with element size after memory space", module("  ROOT p = f32[2]{0:S(1)E(4)} parameter(0)\n"),
+     10, 25, "expects layout to end with '}'"),
+    ("layout with tiles twice", module("  ROOT p = f32[2]{0:T(2)T(4)} parameter(0)\n"), 10, 25,
+     "expects layout to end with '}'"),
+    ("layout with the pointer type before the index type", module("  ROOT p = f32[2]{0:*(u8)#(u8)} parameter(0)\n"),
+     10, 26, "expects layout to end with '}'"),
+    ("layout with split configs without ':'", module("  ROOT p = f32[2]{0:SC(0)} parameter(0)\n"), 10, 25,
+     "expects a list starting with ':'"),
+    ("layout with a physical shape, sparse or not", module("  ROOT p = f32[2]{0:D(C)P(s32[2])} parameter(0)\n"),
+     10, 25, "Layout has physical shape, but is not for a sparse array"),
+    ("layout with a tile dimension XLA aborts on", module("  ROOT p = f32[2]{0:T(2,-1)} parameter(0)\n"),
+     10, 25, "a tile dimension must not be negative"),
+    ("layout with a list item left empty", module("  ROOT p = f32[2]{0:T(2,*,)} parameter(0)\n"), 10, 25,
+     "expects integer"),
     ("global device ids without a channel", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={}, to_apply=add,\n"
         "      use_global_device_ids=true\n"), 11, 29, "Cannot have use_global_device_ids=true without channel_id"),
@@ -443,6 +459,14 @@ ACCEPTED: list[tuple[str, str]] = [
         "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
         "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1},{1,2}}\n")),
     ("plain", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add\n")),
+    ("layouts whose sections XLA reads as far as they go", module(
+        "  a = f32[2,3]{1,0:T(2,128)*} parameter(0)\n  b = f32[2]{0:*} parameter(1)\n  c = f32[2]{0:#} parameter(2)\n"
+        "  d = f32[2]{0:E} parameter(3)\n  e = f32[2]{0:E S(1)} parameter(4)\n  f = f32[2]{0:T} parameter(5)\n"
+        "  g = f32[2]{0:T(2)L} parameter(6)\n  h = f32[2]{0:SC} parameter(7)\n  i = f32[2]{0:SC(0:)} parameter(8)\n"
+        "  j = f32[2]{0:D()T()} parameter(9)\n  k = f32[2]{0:D()} parameter(10)\n  l = f32[2]{0:} parameter(11)\n"
+        "  m = f32[2]{0:#(u8)*(u8)} parameter(12)\n  n = f32[2]{0:#(s32)} parameter(13)\n"
+        "  o = f32[2]{0:T(2,*)(1) L(2) E(4)S(1) SC(0:8,16)(1:4) M(8)} parameter(14)\n"
+        "  ROOT t = (f32[2,3], f32[2]) tuple(a, b)\n")),
     ("global device ids with a channel, false without, and all-gather's without", module(
         "  p = f32[8] parameter(0)\n"
         "  a = f32[8] all-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add\n"
