@@ -11,9 +11,11 @@ one parses). Public names:
 - ``COMMON_ATTRS``: the attributes every instruction may carry.
 - ``CALLEE_ATTRS`` / ``CALLEE_LIST_ATTRS``: attributes whose value names one computation / a
   braced list of computations; ``ALL_CALLEE_ATTRS`` both.
-- ``ATTRIBUTE_KINDS``: every attribute name the parser knows -> its kind (one kind per name).
+- ``ATTRIBUTE_KINDS``: every attribute name the parser knows -> its kind (one kind per name,
+  but ``algorithm``: a dot's or a random number generator's, by opcode; here the first).
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
-- ``ENUM_VALUES``: the words an enumerated attribute accepts.
+- ``ENUM_VALUES``: the words an enumerated attribute accepts; ``ANY_CASE_ENUMS``: those of the
+  enumerations XLA reads in any case.
 - ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES`` and
   ``BUILT_AFTER_DATA``: those whose shape XLA's parser builds itself, whatever shape is written.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
@@ -40,6 +42,7 @@ __all__ = [
     "CALLEE_ATTRS",
     "CALLEE_LIST_ATTRS",
     "COMMON_ATTRS",
+    "ANY_CASE_ENUMS",
     "ENUM_VALUES",
     "Kind",
     "MODULE_ATTRS",
@@ -73,6 +76,8 @@ class Kind:
     STRING_OR_DICT = "string or dict"    # "..." or {...}
     ENUM = "enum"                        # a word from ENUM_VALUES
     WORD = "word"                        # an identifier whose values are not checked
+    DOT_ALGORITHM = "algorithm"          # dot_bf16_bf16_f32, in any case (ANY_CASE_ENUMS)
+    RNG_ALGORITHM = "random algorithm"   # rng_philox, in any case (ANY_CASE_ENUMS)
     SHAPE = "shape"                      # f32[2]{0}
     SHAPE_LIST = "shape list"            # {f32[2]{0}, s32[]}
     WINDOW = "window"                    # {size=3x3 stride=2x2 pad=1_1x1_1}
@@ -131,6 +136,18 @@ ENUM_VALUES: Final = MappingProxyType({
     "schedule": frozenset({"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}),
     "padding_type": frozenset({"PADDING_INVALID", "PADDING_VALID", "PADDING_SAME"}),
     "transpose_a": frozenset({"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}),
+    "mode": frozenset({"cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_id"}),
+})
+
+#: the enumerations XLA's parser reads in any case (``DOT_F32_F32_F32`` too), by kind: their
+#: words in lower case (a dot's algorithm: any but ``alg_unset``, which XLA refuses)
+ANY_CASE_ENUMS: Final = MappingProxyType({
+    Kind.DOT_ALGORITHM: frozenset({
+        "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16", "dot_f16_f16_f32",
+        "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3", "dot_bf16_bf16_f32_x6",
+        "dot_bf16_bf16_f32_x9", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3", "dot_f32_f32_f32", "dot_f64_f64_f64",
+    }),
+    Kind.RNG_ALGORITHM: frozenset({"rng_default", "rng_three_fry", "rng_philox"}),
 })
 
 # ------------------------------------------------------------------ common attributes
@@ -185,11 +202,11 @@ _TABLE: dict[str, tuple[int | None, _Attrs]] = {
     "all-gather": (None, _COLLECTIVE + [("dimensions", Kind.INT_LIST, True)] + _FLAGS),
     "all-gather-start": (None, _COLLECTIVE + [("dimensions", Kind.INT_LIST, True)] + _FLAGS),
     "all-reduce": (None, [("to_apply", Kind.COMPUTATION, True)] + _COLLECTIVE + _FLAGS
-                   + [("mode", Kind.WORD, False)]),
+                   + [("mode", Kind.ENUM, False)]),
     "all-reduce-start": (None, [("to_apply", Kind.COMPUTATION, True)] + _COLLECTIVE + _FLAGS
-                         + [("mode", Kind.WORD, False)]),
+                         + [("mode", Kind.ENUM, False)]),
     "reduce-scatter": (None, [("to_apply", Kind.COMPUTATION, True)] + _COLLECTIVE + _FLAGS
-                       + [("mode", Kind.WORD, False), ("dimensions", Kind.INT_LIST, True)]),
+                       + [("mode", Kind.ENUM, False), ("dimensions", Kind.INT_LIST, True)]),
     "all-to-all": (None, _COLLECTIVE + [("dimensions", Kind.INT_LIST, False),
                                         ("constrain_layout", Kind.BOOL, False)]),
     "ragged-all-to-all": (None, _COLLECTIVE + [("dimensions", Kind.INT_LIST, False)]),
@@ -258,7 +275,7 @@ _TABLE: dict[str, tuple[int | None, _Attrs]] = {
     "outfeed": (2, [("outfeed_config", Kind.STRING, False), ("outfeed_shape", Kind.SHAPE, False)]),
     "rng": (None, [("distribution", Kind.ENUM, True)]),
     "rng-get-and-update-state": (0, [("delta", Kind.INT, True)]),
-    "rng-bit-generator": (1, [("algorithm", Kind.WORD, True)]),
+    "rng-bit-generator": (1, [("algorithm", Kind.RNG_ALGORITHM, True)]),
     "reduce-precision": (1, [("exponent_bits", Kind.INT, True), ("mantissa_bits", Kind.INT, True)]),
     "conditional": (None, [("true_computation", Kind.COMPUTATION, False),
                            ("false_computation", Kind.COMPUTATION, False),
@@ -273,10 +290,10 @@ _TABLE: dict[str, tuple[int | None, _Attrs]] = {
         ("literal", Kind.LITERAL, False), ("operand_precision", Kind.PRECISION_LIST, False),
         ("schedule", Kind.ENUM, False), ("api_version", Kind.ENUM, False),
     ]),
-    "dot": (2, _DOT + [("algorithm", Kind.WORD, False)]),
+    "dot": (2, _DOT + [("algorithm", Kind.DOT_ALGORITHM, False)]),
     "ragged-dot": (3, _DOT + [("lhs_ragged_dims", Kind.INT_LIST, False),
                               ("rhs_group_dims", Kind.INT_LIST, False)]),
-    "scaled-dot": (4, _DOT + [("algorithm", Kind.WORD, False)]),
+    "scaled-dot": (4, _DOT + [("algorithm", Kind.DOT_ALGORITHM, False)]),
     "gather": (2, [("offset_dims", Kind.INT_LIST, True), ("collapsed_slice_dims", Kind.INT_LIST, True),
                    ("start_index_map", Kind.INT_LIST, True), ("index_vector_dim", Kind.INT, True),
                    ("slice_sizes", Kind.INT_LIST, True), ("indices_are_sorted", Kind.BOOL, False),

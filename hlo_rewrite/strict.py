@@ -58,7 +58,7 @@ from .opcodes import (
 from .regex import lazy_pattern
 from .shapes import Shape, compatible, parse_shape, shape_end, shape_syntax_error
 from .strict_heads import RESERVED, bare_name_problem, head_problems
-from .values import ValueReadError, read
+from .values import UnexpandedGroups, ValueReadError, read
 
 if TYPE_CHECKING:
     from .ir import Computation, Instruction, Module
@@ -608,6 +608,8 @@ class _Checker:
             if got is cache:
                 try:
                     got = read(a.kind, value, name)
+                except UnexpandedGroups:
+                    got = None  # XLA's parser reads them (a pass that needs them says where they fail)
                 except ValueReadError as exc:
                     raise self.error(instr, r.text, vat + exc.offset,
                                      f"error parsing attribute {name}: {exc.message}") from None

@@ -28,11 +28,12 @@ from typing import Final
 
 from . import escapes, lexicon
 from .errors import HloError
-from .opcodes import ATTRIBUTE_KINDS, ENUM_VALUES, Kind
+from .opcodes import ANY_CASE_ENUMS, ATTRIBUTE_KINDS, ENUM_VALUES, Kind
 from .regex import lazy_pattern
 
 __all__ = [
     "UNREAD",
+    "UnexpandedGroups",
     "ValueReadError",
     "expand_iota_replica_groups",
     "format_value",
@@ -54,6 +55,12 @@ class ValueReadError(ValueError):
         super().__init__(message)
         self.message = message
         self.offset = offset
+
+
+class UnexpandedGroups(ValueReadError):
+    """Iota replica groups written as XLA's parser reads them that give no groups: they do not
+    cover their devices, or their transpose is no permutation. XLA reads them all the same (so
+    strict mode does); whatever needs the groups themselves cannot."""
 
 
 # ----------------------------------------------------------------- iota groups
@@ -287,7 +294,7 @@ def _read_replica_groups(r: _Reader) -> list[list[int]]:
     try:
         return expand_iota_replica_groups(tile[0], tile[1], reshape, perm)
     except ValueError as exc:
-        raise ValueReadError(str(exc), start) from None
+        raise UnexpandedGroups(str(exc), start) from None
 
 
 _DOMAIN_KEYS: Final = {"kind": "string", "entry": "sharding", "exit": "sharding"}
@@ -515,16 +522,16 @@ def _mesh_axes(r: _Reader) -> None:
 
 
 def _read_window(r: _Reader) -> str:
+    start = r.at()
     r.punct("{")
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     while not r.eat("}"):
         key = r.word("a window field (size=, stride=, pad=, ...)")
         if key not in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"):
             raise ValueReadError(f"unknown window field '{key}'", r.toks[r.i - 1][2])
-        if key in seen:
-            raise ValueReadError(f"window field '{key}' given twice", r.toks[r.i - 1][2])
-        seen.add(key)
         r.punct("=")
+        if key in seen:
+            raise ValueReadError(f"sub-attribute '{key}=' already exists", r.at())
         tok = r.peek()
         if tok is None or tok[0] not in ("num", "pat", "word"):
             raise r.fail("window sizes like 3x3")
@@ -533,7 +540,25 @@ def _read_window(r: _Reader) -> str:
             if key == "pad" and _PAD_RE.fullmatch(tok[1]):  # low_high_interior: a pad op's, not a window's
                 raise ValueReadError("expects padding_low and padding_high separated by '_'", tok[2])
             raise ValueReadError(f"malformed window {key} '{tok[1]}'", tok[2])
+        seen[key] = tok[1]
         r.i += 1
+    return _window_sizes(seen, start)
+
+
+def _window_fast(m: re.Match[str]) -> object:
+    """A window as XLA prints it, its fields each once, checked for their sizes."""
+    pairs = _WINDOW_FIELD_RE.findall(m.group())
+    fields = dict(pairs)
+    return _window_sizes(fields, 0) if len(fields) == len(pairs) else _SLOW
+
+
+def _window_sizes(fields: dict[str, str], at: int) -> str:
+    """XLA's check of a window's fields once read: stride, lhs_dilate, rhs_dilate and pad each
+    have one entry for each dimension of size (none when size is not given)."""
+    dims = fields["size"].count("x") + 1 if "size" in fields else 0
+    for key in ("stride", "lhs_dilate", "rhs_dilate", "pad"):
+        if key in fields and fields[key].count("x") + 1 != dims:
+            raise ValueReadError(f"expects '{key}=' has the same size as 'size='", at)
     return ""
 
 
@@ -542,6 +567,24 @@ _PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
 _WINDOW_PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
 _DIM_LABELS_RE = lazy_pattern(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")
 _PRECISIONS: Final = frozenset({"default", "high", "highest", "packed_nibble"})
+
+
+def _check_dim_labels(labels: str) -> None:
+    """XLA's checks of ``lhs_rhs->out``: in each part every dimension once (``?`` aside), spatial
+    ones numbered below the part's length, and as many spatial dimensions in all three."""
+    lhs, rest = labels.split("_", 1)
+    rhs, out = rest.split("->", 1)
+    spatial = []
+    for part, what, letters in ((lhs, "lhs", "bf"), (rhs, "rhs", "io"), (out, "output", "bf")):
+        named = part.replace("?", "")
+        if len(set(named)) != len(named):
+            raise ValueReadError(f"expects unique {what} dimension numbers, but sees {part}", 0)
+        if any(c.isdigit() and int(c) >= len(part) for c in named):
+            raise ValueReadError(f"expects [0-{len(part) - 1}{letters}?] in {what} dimension numbers", 0)
+        spatial.append(sum(c.isdigit() for c in named))
+    if len(set(spatial)) != 1:
+        raise ValueReadError("input, kernel, and output must have same number of spatial dimensions, but got "
+                             f"{spatial[0]}, {spatial[1]}, {spatial[2]}, respectively.", 0)
 
 
 def _read_slice(r: _Reader) -> list[tuple[int, int, int]]:
@@ -892,6 +935,8 @@ def read(kind: str, text: str, name: str | None = None) -> object:
         pattern = _DIM_LABELS_RE if kind == Kind.DIM_LABELS else _PAD_RE
         if pattern.fullmatch(body) is None:
             raise ValueReadError(f"malformed {kind} '{body}'", 0)
+        if kind == Kind.DIM_LABELS:
+            _check_dim_labels(body)
         return body
     if kind == Kind.METADATA:
         r = _Reader(text)
@@ -940,6 +985,9 @@ def read(kind: str, text: str, name: str | None = None) -> object:
         value = _enum(r, name)
     elif kind == Kind.WORD:
         value = r.word()
+    elif kind in ANY_CASE_ENUMS:
+        at = r.at()
+        value = _any_case(kind, r.word(f"a {kind}"), at)
     elif kind == Kind.WINDOW:
         value = _read_window(r)
     elif kind == Kind.SLICE:
@@ -1069,6 +1117,7 @@ _FRONTEND_RE = lazy_pattern(
     + r'="(?:[^"\\]|\\.)*")*)?\}[ \t]*', re.S)
 _WINDOW_RE = lazy_pattern(r"[ \t]*\{(?:[ \t]*(?:size|stride|lhs_dilate|rhs_dilate|rhs_reversal)=\d+(?:x\d+)*"
                           r"|[ \t]*pad=-?\d+_-?\d+(?:x-?\d+_-?\d+)*)*[ \t]*\}[ \t]*")
+_WINDOW_FIELD_RE = lazy_pattern(r"([a-z_]+)=([0-9x_\-]+)")
 _PRECISION_RE = lazy_pattern(r"[ \t]*\{[ \t]*(?:[A-Za-z_]+[ \t]*(?:,[ \t]*[A-Za-z_]+[ \t]*)*)?\}[ \t]*")
 
 
@@ -1088,13 +1137,22 @@ def _enum_fast(m: re.Match[str]) -> object:
     return m.group(1)
 
 
+def _any_case(kind: str, word: str, at: int) -> str:
+    """``word`` when it is one of the ``kind`` enumeration's, in any case (XLA's message else)."""
+    if word.lower() not in ANY_CASE_ENUMS[kind]:
+        raise ValueReadError(f"expects {kind} but sees: {word}, error: Unknown algorithm", at)
+    return word
+
+
 _FAST: Final = {
     Kind.INT: (_INT_RE, lambda m: int(m.group(1))),
     Kind.STRING_OR_DICT: (_ESCAPED_STRING_RE, lambda m: escapes.c_unescape(m.group(1))),
     Kind.WORD: (_WORD_RE, _enum_fast),
+    Kind.DOT_ALGORITHM: (_WORD_RE, lambda m: _any_case(Kind.DOT_ALGORITHM, m.group(1), m.start(1))),
+    Kind.RNG_ALGORITHM: (_WORD_RE, lambda m: _any_case(Kind.RNG_ALGORITHM, m.group(1), m.start(1))),
     Kind.METADATA: (_METADATA_RE, lambda m: _metadata_fast(m.group())),
     Kind.FRONTEND_ATTRIBUTES: (_FRONTEND_RE, lambda m: ""),
-    Kind.WINDOW: (_WINDOW_RE, lambda m: ""),
+    Kind.WINDOW: (_WINDOW_RE, _window_fast),
     Kind.BOOL: (_BOOL_RE, lambda m: m.group(1) == "true"),
     Kind.INT_LIST: (_INT_LIST_RE, lambda m: _ints(m.group(1))),
     Kind.INT_LIST_LIST: (_GROUPS_RE, lambda m: [_ints(g) for g in _GROUP_RE.findall(m.group()[1:-1])]),
@@ -1112,7 +1170,7 @@ _BRACED_KINDS: Final = frozenset({Kind.BRACED, Kind.ALIASING, Kind.STRING_OR_DIC
 def format_value(kind: str, value: object, percent: bool = True) -> str:
     """XLA's printed spelling of a ``kind`` value (``percent``: names written as ``%name``)."""
     p = "%" if percent else ""
-    if kind in (Kind.INT, Kind.INT32, Kind.ENUM, Kind.WORD):
+    if kind in (Kind.INT, Kind.INT32, Kind.ENUM, Kind.WORD) or kind in ANY_CASE_ENUMS:
         return str(value)
     if kind == Kind.FLOAT:
         return repr(float(value))  # type: ignore[arg-type]

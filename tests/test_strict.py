@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hlo_rewrite import HloError, parse_module
+from hlo_rewrite import HloError, parse_module, run_passes
 from hlo_rewrite.errors import HloParseError
 
 ADD = """add {
@@ -400,6 +400,36 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      10, 25, "a tile dimension must not be negative"),
     ("layout with a list item left empty", module("  ROOT p = f32[2]{0:T(2,*,)} parameter(0)\n"), 10, 25,
      "expects integer"),
+    ("window stride of another size than the window", module(
+        "  p = f32[4,4] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[3,3] reduce-window(p, z), window={size=2x2 stride=1}, to_apply=add\n"),
+     12, 49, "expects 'stride=' has the same size as 'size='"),
+    ("window padding without a size", module(
+        "  p = f32[4,4] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[4,4] reduce-window(p, z), window={pad=0_0x0_0}, to_apply=add\n"),
+     12, 49, "expects 'pad=' has the same size as 'size='"),
+    ("window field given twice", module(
+        "  p = f32[4,4] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[3,3] reduce-window(p, z), window={size=2x2 stride=1x1 stride=1x1}, to_apply=add\n"),
+     12, 77, "sub-attribute 'stride=' already exists"),
+    ("convolution labels naming a dimension twice", module(
+        "  p = f32[1,4,1] parameter(0)\n  f = f32[1,1,1] parameter(1)\n"
+        "  ROOT r = f32[1,4,1] convolution(p, f), window={size=1}, dim_labels=bb0f_0io->b0f\n"),
+     12, 70, "expects unique lhs dimension numbers, but sees bb0f"),
+    ("convolution labels with more spatial dimensions in the output", module(
+        "  p = f32[1,4,1] parameter(0)\n  f = f32[1,1,1] parameter(1)\n"
+        "  ROOT r = f32[1,4,1] convolution(p, f), window={size=1}, dim_labels=b0f_0io->b01f\n"),
+     12, 70, "input, kernel, and output must have same number of spatial dimensions"),
+    ("dot algorithm XLA does not know", module(
+        "  p = f32[4,4] parameter(0)\n  q = f32[4,4] parameter(1)\n  ROOT r = f32[4,4] dot(p, q), "
+        "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=alg_unset\n"),
+     12, 94, "expects algorithm but sees: alg_unset, error: Unknown algorithm"),
+    ("random algorithm XLA does not know", module(
+        "  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[4]) rng-bit-generator(s), algorithm=rng_nope\n"),
+     11, 61, "expects random algorithm but sees: rng_nope"),
+    ("collective group mode XLA does not know", module(
+        "  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add, mode=CROSS_REPLICA\n"),
+     11, 53, "'CROSS_REPLICA' is not a value of mode"),
     ("global device ids without a channel", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={}, to_apply=add,\n"
         "      use_global_device_ids=true\n"), 11, 29, "Cannot have use_global_device_ids=true without channel_id"),
@@ -459,6 +489,17 @@ ACCEPTED: list[tuple[str, str]] = [
         "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
         "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1},{1,2}}\n")),
     ("plain", module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add\n")),
+    ("windows, labels, algorithms and group modes as XLA reads them", module(
+        "  p = f32[4,4] parameter(0)\n  q = f32[4,4] parameter(1)\n  z = f32[] constant(0)\n"
+        "  w = f32[3,3] reduce-window(p, z), window={size=2x2 stride=1x1 pad=0_0x0_0 rhs_reversal=0}, to_apply=add\n"
+        "  x = f32[4,4] reduce-window(p, z), window={}, to_apply=add\n"
+        "  c = f32[1,4,1] parameter(2)\n  f = f32[1,1,1] parameter(3)\n"
+        "  v = f32[1,4,1] convolution(c, f), window={size=1}, dim_labels=b?f_?io->b?f\n"
+        "  d = f32[4,4] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=DOT_F32_F32_F32\n"
+        "  s = u64[2] parameter(4)\n  g = (u64[2], u32[4]) rng-bit-generator(s), algorithm=RNG_PHILOX\n"
+        "  a = f32[4,4] all-reduce(d), to_apply=add, mode=cross_replica_and_partition\n"
+        "  i = f32[4,4] all-reduce(a), replica_groups=[2,2]<=[3], to_apply=add\n"
+        "  ROOT j = f32[4,4] all-reduce(i), replica_groups=[2,2]<=[2,2]T(0,0), to_apply=add\n")),
     ("layouts whose sections XLA reads as far as they go", module(
         "  a = f32[2,3]{1,0:T(2,128)*} parameter(0)\n  b = f32[2]{0:*} parameter(1)\n  c = f32[2]{0:#} parameter(2)\n"
         "  d = f32[2]{0:E} parameter(3)\n  e = f32[2]{0:E S(1)} parameter(4)\n  f = f32[2]{0:T} parameter(5)\n"
@@ -633,3 +674,15 @@ def test_a_long_literal_is_checked_in_memory_proportional_to_it():
     bad = text[:-1] + ", 2147483648}"
     with pytest.raises(ValueError, match="2147483648 is out of range"):
         check_literal(parse_shape(f"s32[{n + 1}]"), bad)
+
+
+def test_iota_groups_that_give_no_groups_are_read_and_a_pass_that_needs_them_says_where():
+    """``[2,2]<=[3]`` covers no devices as groups; XLA's parser reads it, and so does strict
+    mode. The conversion, which needs the groups, refuses it at the value, never reading it as
+    ``{}`` (all devices)."""
+    text = module("  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), replica_groups=[2,2]<=[3], to_apply=add\n")
+    parse_module(text, "in.hlo", strict=True)
+    module_ = parse_module(text, "in.hlo")
+    with pytest.raises(HloParseError) as ei:
+        run_passes(module_, ["convert-collectives-to-custom-call"])
+    assert (ei.value.line, ei.value.column) == (11, 47) and "do not cover the 3 devices" in ei.value.message
