@@ -133,6 +133,8 @@ _UNUSUAL_DIMS = re.compile(r"[<=?]")
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
 _CACHE_SIZE = 1 << 14
 
+# an output index of input_output_alias, before its ':'
+_ALIAS_OUTPUT = re.compile(r"\{([0-9, \t]*)\}[ \t]*:")
 #: attributes whose int list must hold exactly one entry
 #: the collectives whose replica groups use_global_device_ids=true changes: XLA's parser demands a
 #: channel_id with it (all-gather, which takes it too, it lets be)
@@ -383,6 +385,28 @@ class _Checker:
             if comp.name in results:
                 self._check_result(comp, *results[comp.name])
             self.defined.add(comp.name)
+        for name, _at, value, vat in attrs:
+            if name == "input_output_alias":
+                self._check_alias_outputs(value, vat)
+
+    def _check_alias_outputs(self, value: str, at: int) -> None:
+        """Each output index of ``input_output_alias`` names a part of ENTRY's result shape, as
+        XLA's alias configuration demands of the module it has read."""
+        entry = next((c for c in self.module.computations if c.is_entry), None)
+        declared = None if entry is None else _built_shape(entry.root)
+        if declared is None:
+            return
+        result = _shape_of(declared)
+        plain = value if "/" not in value else _no_comments(value)  # (offsets kept without comments)
+        for m in _ALIAS_OUTPUT.finditer(plain):
+            index = [int(i) for i in m.group(1).replace(" ", "").split(",") if i]
+            shape: Shape | None = result
+            for i in index:
+                shape = shape.tuple_shapes[i] if shape is not None and shape.is_tuple and i < len(shape.tuple_shapes) else None
+            if shape is None:
+                where = at + m.start() if plain is value else at
+                raise self._header_error(where, f"Trying to set up alias at {{{','.join(map(str, index))}}} which is an "
+                                         f"invalid index for shape {result.text()}")
 
     def _check_result(self, comp: Computation, offset: int, written: str) -> None:
         """The signature's result shape against the root's, as XLA's parser compares them once it
@@ -405,11 +429,15 @@ class _Checker:
             attrs = list(_header_attrs(self.module.source))
         except ValueReadError as exc:
             raise self._header_error(exc.offset, exc.message) from None
+        seen: set[str] = set()
         for name, at, value, vat in attrs:
             spec = MODULE_ATTRS.get(name)
             if spec is None:
                 raise self._header_error(at, f'unexpected attribute "{name}" in the module header. '
                                          f"Allowed attributes: {', '.join(sorted(MODULE_ATTRS))}")
+            if name in seen:
+                raise self._header_error(at, f"attribute {name} already exists")
+            seen.add(name)
             self._value_in_header(spec, value, vat)
         return attrs
 

@@ -430,6 +430,12 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("collective group mode XLA does not know", module(
         "  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), to_apply=add, mode=CROSS_REPLICA\n"),
      11, 53, "'CROSS_REPLICA' is not a value of mode"),
+    ("module attribute given twice", module(ONE_PARAMETER, head="HloModule m, is_scheduled=true, is_scheduled=false\n\n"),
+     1, 33, "attribute is_scheduled already exists"),
+    ("an alias of an output the result does not have", module(
+        "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
+        head="HloModule m, input_output_alias={ {0}: (0, {}), {0,1}: (0, {}) }\n\n"),
+     1, 49, "Trying to set up alias at {0,1} which is an invalid index for shape (f32[4], f32[4])"),
     ("global device ids without a channel", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={}, to_apply=add,\n"
         "      use_global_device_ids=true\n"), 11, 29, "Cannot have use_global_device_ids=true without channel_id"),
@@ -500,6 +506,7 @@ ACCEPTED: list[tuple[str, str]] = [
         "  a = f32[4,4] all-reduce(d), to_apply=add, mode=cross_replica_and_partition\n"
         "  i = f32[4,4] all-reduce(a), replica_groups=[2,2]<=[3], to_apply=add\n"
         "  ROOT j = f32[4,4] all-reduce(i), replica_groups=[2,2]<=[2,2]T(0,0), to_apply=add\n")),
+    ("negative counts in the module header", module(ONE_PARAMETER, head="HloModule m, replica_count=-1, num_partitions=-2\n\n")),
     ("layouts whose sections XLA reads as far as they go", module(
         "  a = f32[2,3]{1,0:T(2,128)*} parameter(0)\n  b = f32[2]{0:*} parameter(1)\n  c = f32[2]{0:#} parameter(2)\n"
         "  d = f32[2]{0:E} parameter(3)\n  e = f32[2]{0:E S(1)} parameter(4)\n  f = f32[2]{0:T} parameter(5)\n"

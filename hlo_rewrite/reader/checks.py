@@ -24,7 +24,7 @@ _HEADER_VALUE = re.compile(
 # no string, no comment but /*index=N*/ (anything else goes to the lexicon's walker)
 _LAYOUT_VALUE = re.compile(r"\{(?:[^{}\"/]++|/\*index=[0-9]+\*/|\{[^{}\"/]*+\})*+\}")
 _BOOL = lazy_pattern(r"(?:true|false)(?![A-Za-z0-9_.\-])")
-_INT = lazy_pattern(r"[0-9]+(?![A-Za-z0-9_.\-])")
+_INT = lazy_pattern(r"-?[0-9]+(?![A-Za-z0-9_.\-])")  # XLA reads replica_count=-1 too
 
 
 def unknown_opcode_message(name: str) -> str:
