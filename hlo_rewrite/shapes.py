@@ -280,6 +280,9 @@ def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
                 break
             else:
                 return pos, "expects ',' or ']' in the dimensions"
+    if rank and m.group() in ("token", "opaque"):
+        # XLA's parser stops the process on it (a failed check)
+        return m.start(), f"a {m.group()} shape has no dimensions"
     last = pos + 1
     pos = skip_trivia(text, last, n)
     if not text.startswith("{", pos, n):

@@ -478,6 +478,14 @@ class _Checker:
                 unnamed = self.module.single_instruction and _is_shape_start(text, lexicon.skip_trivia(text, 0))
                 self.check_instruction(instr, text, local, params, inline, unnamed)
             local[instr.name] = instr
+        beyond = [n for n in params if n >= len(params)]
+        if beyond:
+            # numbers with a gap: XLA's parser stops the process on it (a failed check)
+            param = local[params[min(beyond)]]
+            text = param.text or ""
+            at = text.find("parameter(")
+            raise self.error(param, text, at + len("parameter(") if at >= 0 else 0,
+                             f"invalid parameter number: expected [0, {len(params)}), got {min(beyond)}")
 
     def check_instruction(self, instr: Instruction, text: str, local: dict[str, Instruction],
                           params: dict[int, str], inline: dict[int, tuple[int, str]] | None = None,
@@ -713,6 +721,8 @@ class _Checker:
             if len(dims) != 1:  # type: ignore[arg-type]
                 at = r.value_at("dimensions")
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
+        if "parameter_replication" in attrs:
+            self._check_replication(instr, r, name, shape, attrs["parameter_replication"])  # type: ignore[arg-type]
         collective = wrapped[1] if wrapped is not None and wrapped[0] == "async-start" else name
         if collective in _GROUP_MODE and attrs.get("use_global_device_ids") is True and "channel_id" not in attrs:
             raise self.error(instr, r.text, r.operands_at - 1,
@@ -737,6 +747,19 @@ class _Checker:
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
         if name in _DONE_OF and len(r.names) == 1:
             self._check_done_channel(instr, r, name, attrs, local)
+
+    def _check_replication(self, instr: Instruction, r: _Instr, name: str, shape: Shape | None,
+                           flags: list[bool]) -> None:
+        """``parameter_replication``: one flag for each leaf of the shape, and on a parameter
+        only (elsewhere XLA's parser stops the process on it, a failed check)."""
+        at = r.value_at("parameter_replication")
+        shape = shape if shape is not None else self._shape(instr, r)
+        leaves = _leaf_count(shape) if shape is not None else len(flags)
+        if leaves != len(flags):
+            raise self.error(instr, r.text, at, f"parameter has {leaves} leaf buffers, but parameter_replication "
+                             f"has {len(flags)} elements.")
+        if name != "parameter":
+            raise self.error(instr, r.text, at, "parameter_replication is for parameters only")
 
     def _check_done_channel(self, instr: Instruction, r: _Instr, name: str, attrs: dict[str, object],
                             local: dict[str, Instruction]) -> None:
@@ -948,6 +971,18 @@ def _no_comments(text: str) -> str:
     if "/" not in text:
         return text.strip()
     return _COMMENT.sub(" ", text).strip()
+
+
+def _leaf_count(shape: Shape) -> int:
+    """The arrays in a shape, however deep its tuples."""
+    count, todo = 0, [shape]
+    while todo:
+        s = todo.pop()
+        if s.is_tuple:
+            todo.extend(s.tuple_shapes)
+        else:
+            count += 1
+    return count
 
 
 def _same_shape(a: Shape, b: Shape) -> bool:

@@ -436,6 +436,18 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {0}: (0, {}), {0,1}: (0, {}) }\n\n"),
      1, 49, "Trying to set up alias at {0,1} which is an invalid index for shape (f32[4], f32[4])"),
+    ("parameter numbers with a gap", module("  p = f32[2] parameter(0)\n  q = f32[2] parameter(2)\n"
+                                            "  ROOT r = f32[2] add(p, q)\n"), 11, 24,
+     "invalid parameter number: expected [0, 2), got 2"),
+    ("parameter replication for another number of leaves", module(
+        "  p = (f32[2], (f32[2], s32[])) parameter(0), parameter_replication={true,false}\n"
+        "  ROOT r = f32[2] get-tuple-element(p), index=0\n"), 10, 69,
+     "parameter has 3 leaf buffers, but parameter_replication has 2 elements."),
+    ("parameter replication on another instruction", module(
+        "  p = f32[2] parameter(0)\n  ROOT r = f32[2] negate(p), parameter_replication={true}\n"), 11, 52,
+     "parameter_replication is for parameters only"),
+    ("token shape with dimensions", module("  ROOT p = token[2] parameter(0)\n"), 10, 12,
+     "a token shape has no dimensions"),
     ("global device ids without a channel", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={}, to_apply=add,\n"
         "      use_global_device_ids=true\n"), 11, 29, "Cannot have use_global_device_ids=true without channel_id"),
@@ -506,6 +518,9 @@ ACCEPTED: list[tuple[str, str]] = [
         "  a = f32[4,4] all-reduce(d), to_apply=add, mode=cross_replica_and_partition\n"
         "  i = f32[4,4] all-reduce(a), replica_groups=[2,2]<=[3], to_apply=add\n"
         "  ROOT j = f32[4,4] all-reduce(i), replica_groups=[2,2]<=[2,2]T(0,0), to_apply=add\n")),
+    ("parameters in any order, replication for each leaf", module(
+        "  q = (f32[2], (f32[2], s32[])) parameter(1), parameter_replication={true,false,true}\n"
+        "  p = () parameter(0), parameter_replication={}\n  ROOT r = f32[2] get-tuple-element(q), index=0\n")),
     ("negative counts in the module header", module(ONE_PARAMETER, head="HloModule m, replica_count=-1, num_partitions=-2\n\n")),
     ("layouts whose sections XLA reads as far as they go", module(
         "  a = f32[2,3]{1,0:T(2,128)*} parameter(0)\n  b = f32[2]{0:*} parameter(1)\n  c = f32[2]{0:#} parameter(2)\n"

@@ -21,7 +21,9 @@ XLA_ACCEPTS_BUT_WE_REJECT = {
 }
 #: what XLA cannot be asked about: its parser aborts the process
 XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_replicate",
-              "sharding devices as an iota and as a list", "layout with a tile dimension XLA aborts on"}
+              "sharding devices as an iota and as a list", "layout with a tile dimension XLA aborts on",
+              "parameter numbers with a gap", "parameter replication on another instruction",
+              "token shape with dimensions"}
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)",
                              # a mesh's axes as names: jaxlib's XLA is older and reads them as strings
