@@ -24,6 +24,9 @@ _ARRAY_RE = lazy_pattern(
     r"\s*(?P<ty>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\](?P<layout>\{[^{}]*\})?"
 )
 _COMMENT_RE = lazy_pattern(r"/\*.*?\*/", re.S)
+# a buffer shape's b( and its closing )
+_BUFFER_RE = lazy_pattern(r"b\s*\(\s*")
+_BUFFER_CLOSE_RE = lazy_pattern(r"\s*\)")
 
 
 class Shape(NamedTuple):
@@ -34,6 +37,7 @@ class Shape(NamedTuple):
     dynamic: tuple[bool, ...] = ()
     layout: str | None = None  # the layout text with braces, e.g. "{1,0}"
     tuple_shapes: tuple[Shape, ...] = ()
+    buffer: bool = False  # a buffer shape, b(f32[2]{0})
 
     @property
     def is_tuple(self) -> bool:
@@ -80,11 +84,12 @@ class Shape(NamedTuple):
             for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims), strict=False)
         )
         layout = self.layout if (self.layout and self.dims) else ""
-        return f"{self.element_type}[{dims}]{layout}"
+        array = f"{self.element_type}[{dims}]{layout}"
+        return f"b({array})" if self.buffer else array
 
     def with_dims(self, dims: tuple[int, ...]) -> Shape:
         """Same element type and layout, other dimension sizes."""
-        return Shape(self.element_type, tuple(dims), (False,) * len(dims), self.layout)
+        return Shape(self.element_type, tuple(dims), (False,) * len(dims), self.layout, buffer=self.buffer)
 
 
 _TRIVIA_RE = lazy_pattern(r"/\*.*?\*/|\s+", re.S)
@@ -122,12 +127,18 @@ def _parse_at(text: str, pos: int) -> tuple[Shape, int]:
             stack.append([])
             pos += 1
         else:
-            m = _ARRAY_RE.match(text, pos)
+            b = _BUFFER_RE.match(text, pos)
+            m = _ARRAY_RE.match(text, pos if b is None else b.end())
             if not m or m.group("ty") not in ELEMENT_TYPES:
                 raise ValueError(f"expected a shape at {text[pos:pos + 20]!r}")
             dims, dyn = _parse_dims(m.group("dims"))
-            shape = Shape(m.group("ty"), dims, dyn, m.group("layout"))
+            shape = Shape(m.group("ty"), dims, dyn, m.group("layout"), buffer=b is not None)
             pos = m.end()
+            if b is not None:
+                close = _BUFFER_CLOSE_RE.match(text, pos)
+                if close is None:
+                    raise ValueError("expects ')' at the end of buffer shape.")
+                pos = close.end()
             if not stack:
                 return shape, pos
             stack[-1].append(shape)
@@ -228,7 +239,8 @@ def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[in
             last = pos = pos + 1  # the empty tuple
             open_tuples -= 1
         else:
-            got = _array_end(text, pos, n)
+            buffer = text.startswith("b", pos, n) and text.startswith("(", skip_trivia(text, pos + 1, n), n)
+            got = _buffer_end(text, pos, n) if buffer else _array_end(text, pos, n)
             if isinstance(got, tuple):
                 return got
             last = pos = got
@@ -244,6 +256,22 @@ def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[in
             return pos, "expects ')' at the end of tuple."
         else:
             return last
+
+
+def _buffer_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
+    """The offset just after the buffer shape at ``pos`` (``b(f32[2]{0})``: one array shape in
+    ``b(...)``), or (where, why) it is not one."""
+    inner = skip_trivia(text, skip_trivia(text, pos + 1, n) + 1, n)
+    word = _WORD_AT.match(text, inner, n)
+    if text.startswith("(", inner, n) or (word is not None and word.group() in ("b", "token", "opaque")):
+        return inner, "a buffer shape holds one array shape"
+    got = _array_end(text, inner, n)
+    if isinstance(got, tuple):
+        return got
+    close = skip_trivia(text, got, n)
+    if not text.startswith(")", close, n):
+        return close, "expects ')' at the end of buffer shape."
+    return close + 1
 
 
 def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:

@@ -946,8 +946,8 @@ def _shape_of(text: str) -> Shape:
 
 
 def _is_shape_start(text: str, pos: int) -> bool:
-    if text.startswith("(", pos):
-        return True
+    if text.startswith("(", pos) or (text.startswith("b", pos) and text.startswith("(", lexicon.skip_trivia(text, pos + 1))):
+        return True  # a tuple, or a buffer shape b(...)
     m = _ELEMENT_TYPE_AT.match(text, pos)
     return (m is not None and m.group() in lexicon.ELEMENT_TYPES
             and text.startswith("[", lexicon.skip_trivia(text, m.end())))

@@ -125,7 +125,8 @@ _OPCODE_NAMES: dict[Any, str] = {}
 # In XLA's print of one instruction, "%name = <shape> opcode(...": the opcode is the first
 # lower-case word directly followed by "(" after " = ". Shape text never has that form
 # (element types are followed by "[", layout tags such as T( S( are upper case).
-_OPCODE_RE = re.compile(r" = .*? ([a-z][a-z0-9-]*)\(")
+# the opcode: the first word before '(' after ' = ' that is not a buffer shape's b(
+_OPCODE_RE = re.compile(r" = .*? (?!b\()([a-z][a-z0-9-]*)\(")
 
 
 def _opcode_name(instr: Any) -> str:

@@ -26,6 +26,14 @@ READS: dict[str, tuple[str, dict]] = {
         {"add": ADD, "main": ([("p", "parameter", []), ("ar", "all-reduce", ["p"]),
                                ("ag", "all-gather", ["ar"])], "ag")},
     ),
+    # a buffer shape: one array shape in b(...), wherever a shape stands (bf16 is no 'b(')
+    "buffer_shapes": (
+        "HloModule m, entry_computation_layout={(b(f32[2]{0}), bf16[2]{0})->b(f32[2]{0})}\n\n"
+        "ENTRY e (p: b(f32[2]), q: bf16[2]) -> b(f32[2]) {\n  p = b(f32[2]{0}) parameter(0)\n"
+        "  q = bf16[2]{0} parameter(1)\n  t = (b(f32[2]), b( bf16[2] )) tuple(p, q)\n"
+        "  ROOT r = b(f32[2]{0}) copy(b(f32[2]{0}) p)\n}\n",
+        {"e": ([("p", "parameter", []), ("q", "parameter", []), ("t", "tuple", ["p", "q"]), ("r", "copy", ["p"])], "r")},
+    ),
     "attribute_value_on_the_next_line": (
         "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
         "  ROOT r = f32[3,2]{1,0} transpose(p), dimensions=\n    {1,0}\n}\n",
@@ -276,6 +284,15 @@ READS: dict[str, tuple[str, dict]] = {
 
 #: id -> (text, a part of the message, line, column)
 REJECTS: dict[str, tuple[str, str, int, int]] = {
+    "buffer_shape_of_a_tuple": (
+        "HloModule m\nENTRY e {\n  ROOT p = b((f32[2])) parameter(0)\n}\n", "a buffer shape holds one array shape", 3, 14,
+    ),
+    "buffer_shape_of_a_token": (
+        "HloModule m\nENTRY e {\n  ROOT p = b(token[]) parameter(0)\n}\n", "a buffer shape holds one array shape", 3, 14,
+    ),
+    "buffer_shape_not_closed": (
+        "HloModule m\nENTRY e {\n  ROOT p = b(f32[2] parameter(0)\n}\n", "expects ')' at the end of buffer shape.", 3, 21,
+    ),
     "unknown_opcode": (
         "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
         "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT ar = f32[8] allreduce(p), to_apply=add\n}\n",

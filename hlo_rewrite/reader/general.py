@@ -54,6 +54,8 @@ _COMMENTS = re.compile(COMMENT, re.S)
 _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
 _OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
+# a buffer shape's start, b(
+_BUFFER_START = re.compile(r"b\s*\(")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
 _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
@@ -578,6 +580,8 @@ class TokenReader:
         if w is None:
             return pos, None
         q = self.skip(w.end())
+        if w.group() == "b" and text.startswith("(", q):
+            return self._buffer_shape(pos, q)
         if not text.startswith("[", q):
             return pos, None
         if w.group() not in ELEMENT_TYPES:
@@ -589,6 +593,18 @@ class TokenReader:
         if text.startswith("{", r) and text[self.skip(r + 1) : self.skip(r + 1) + 1] in _LAYOUT_FIRST:
             end = self.group_end(r)  # a layout (a body's '{' is followed by a name)
         return end, _clean(text[pos:end])
+
+    def _buffer_shape(self, pos: int, q: int) -> tuple[int, str]:
+        """``b(f32[2]{0})``, a buffer shape (``b`` at ``pos``, its ``(`` at ``q``): one array shape
+        (not a token's or an opaque one's)."""
+        inner = self.skip(q + 1)
+        end, shape = self._shape(inner)
+        if shape is None or shape.startswith("(") or _BUFFER_START.match(shape) or shape.startswith(("token[", "opaque[")):
+            raise self.error(HloParseError, "a buffer shape holds one array shape", inner)
+        close = self.skip(end)
+        if not self.text.startswith(")", close):
+            raise self.error(HloParseError, "expects ')' at the end of buffer shape.", close)
+        return close + 1, _clean(self.text[pos : close + 1])
 
     def _instruction(self, pos: int) -> tuple[dict, int, list[dict]]:
         """The instruction whose first token is at ``pos``: its fields (the arguments of
@@ -703,7 +719,7 @@ class TokenReader:
             name = m.group(2)
             where = base + at + max(piece.rfind(name), 0)
             if before:
-                if not (before.startswith("(") or _TYPE_BEFORE_DIMS.match(before)):
+                if not (before.startswith("(") or _TYPE_BEFORE_DIMS.match(before) or _BUFFER_START.match(before)):
                     raise self.error(HloParseError, f"expected an operand, found {cleaned[:40]!r}",
                                      base + at + len(piece) - len(piece.lstrip()))
             elif not m.group(1) and name in ELEMENT_TYPES:
