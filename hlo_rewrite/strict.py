@@ -721,6 +721,12 @@ class _Checker:
             if len(dims) != 1:  # type: ignore[arg-type]
                 at = r.value_at("dimensions")
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
+        if name == "conditional" and r.names:
+            branches = attrs.get("branch_computations")
+            count = len(branches) if isinstance(branches, list) else 2  # (the true and false ones)
+            if len(r.names) != count + 1:
+                raise self.error(instr, r.text, r.operands_at - 1, f"a conditional of {count} branches takes "
+                                 f"{count + 1} operands, the index and one for each branch; it has {len(r.names)}")
         if "parameter_replication" in attrs:
             self._check_replication(instr, r, name, shape, attrs["parameter_replication"])  # type: ignore[arg-type]
         collective = wrapped[1] if wrapped is not None and wrapped[0] == "async-start" else name

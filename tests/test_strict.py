@@ -448,6 +448,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "parameter_replication is for parameters only"),
     ("token shape with dimensions", module("  ROOT p = token[2] parameter(0)\n"), 10, 12,
      "a token shape has no dimensions"),
+    ("conditional with fewer operands than branches", module(
+        "  b = pred[] parameter(0)\n  p = f32[] parameter(1)\n"
+        "  ROOT r = f32[] conditional(b, p), true_computation=add, false_computation=add\n"), 12, 29,
+     "a conditional of 2 branches takes 3 operands, the index and one for each branch; it has 2"),
+    ("conditional with more operands than branches", module(
+        "  i = s32[] parameter(0)\n  p = f32[] parameter(1)\n"
+        "  ROOT r = f32[] conditional(i, p, p, p), branch_computations={add, add}\n"), 12, 29,
+     "a conditional of 2 branches takes 3 operands"),
     ("global device ids without a channel", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={}, to_apply=add,\n"
         "      use_global_device_ids=true\n"), 11, 29, "Cannot have use_global_device_ids=true without channel_id"),
