@@ -38,6 +38,7 @@ __all__ = [
     "COMPLEX_TYPES",
     "ELEMENT_TYPES",
     "FLOAT_TYPES",
+    "NON_ARRAY_TYPES",
     "IDENTIFIER",
     "IDENTIFIER_RE",
     "INTEGRAL_TYPES",
@@ -139,9 +140,11 @@ FLOAT_TYPES: Final = frozenset(_FLOAT_MAX)
 #: complex types and the floating-point type of each part
 COMPLEX_TYPES: Final = {"c64": "f32", "c128": "f64"}
 
+#: the element types that are not arrays: their shapes have no dimensions, and no buffer holds them
+NON_ARRAY_TYPES: Final = frozenset({"token", "opaque"})
 #: every element type a shape may name (XLA's primitive types but ``tuple`` and ``buffer``)
 ELEMENT_TYPES: Final = (
-    frozenset({"pred", "token", "opaque"}) | INTEGRAL_TYPES | FLOAT_TYPES | frozenset(COMPLEX_TYPES)
+    frozenset({"pred"}) | NON_ARRAY_TYPES | INTEGRAL_TYPES | FLOAT_TYPES | frozenset(COMPLEX_TYPES)
 )
 
 

@@ -14,11 +14,11 @@ from typing import NamedTuple
 
 from .errors import HloParseError
 from .layouts import layout_tail_end
-from .lexicon import ELEMENT_TYPES, IDENTIFIER, skip_trivia
+from .lexicon import ELEMENT_TYPES, IDENTIFIER, NON_ARRAY_TYPES, skip_trivia
 from .regex import lazy_pattern
 
-__all__ = ["ELEMENT_TYPES", "Shape", "compatible", "element_type_of", "parse_shape", "shape_end",
-           "shape_syntax_error"]
+__all__ = ["ELEMENT_TYPES", "Shape", "compatible", "element_type_of", "is_buffer_start", "parse_shape",
+           "shape_end", "shape_syntax_error"]
 
 _ARRAY_RE = lazy_pattern(
     r"\s*(?P<ty>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\](?P<layout>\{[^{}]*\})?"
@@ -239,8 +239,7 @@ def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[in
             last = pos = pos + 1  # the empty tuple
             open_tuples -= 1
         else:
-            buffer = text.startswith("b", pos, n) and text.startswith("(", skip_trivia(text, pos + 1, n), n)
-            got = _buffer_end(text, pos, n) if buffer else _array_end(text, pos, n)
+            got = _buffer_end(text, pos, n) if is_buffer_start(text, pos, n) else _array_end(text, pos, n)
             if isinstance(got, tuple):
                 return got
             last = pos = got
@@ -258,12 +257,20 @@ def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[in
             return last
 
 
+def is_buffer_start(text: str, pos: int, end: int | None = None) -> bool:
+    """Whether a buffer shape starts at ``pos``: ``b`` then ``(`` (blanks and comments between),
+    which no array shape's element type is (``bf16[2]``)."""
+    return text.startswith("b", pos, end) and text.startswith("(", skip_trivia(text, pos + 1, end), end)
+
+
 def _buffer_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
     """The offset just after the buffer shape at ``pos`` (``b(f32[2]{0})``: one array shape in
     ``b(...)``), or (where, why) it is not one."""
     inner = skip_trivia(text, skip_trivia(text, pos + 1, n) + 1, n)
     word = _WORD_AT.match(text, inner, n)
-    if text.startswith("(", inner, n) or (word is not None and word.group() in ("b", "token", "opaque")):
+    if text.startswith("(", inner, n) or is_buffer_start(text, inner, n) or (
+        word is not None and word.group() in NON_ARRAY_TYPES
+    ):
         return inner, "a buffer shape holds one array shape"
     got = _array_end(text, inner, n)
     if isinstance(got, tuple):
@@ -308,7 +315,7 @@ def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
                 break
             else:
                 return pos, "expects ',' or ']' in the dimensions"
-    if rank and m.group() in ("token", "opaque"):
+    if rank and m.group() in NON_ARRAY_TYPES:
         # XLA's parser stops the process on it (a failed check)
         return m.start(), f"a {m.group()} shape has no dimensions"
     last = pos + 1

@@ -56,7 +56,7 @@ from .opcodes import (
     split_async_opcode,
 )
 from .regex import lazy_pattern
-from .shapes import Shape, compatible, parse_shape, shape_end, shape_syntax_error
+from .shapes import Shape, compatible, is_buffer_start, parse_shape, shape_end, shape_syntax_error
 from .strict_heads import RESERVED, bare_name_problem, head_problems
 from .values import UnexpandedGroups, ValueReadError, read
 
@@ -135,10 +135,10 @@ _CACHE_SIZE = 1 << 14
 
 # an output index of input_output_alias, before its ':'
 _ALIAS_OUTPUT = re.compile(r"\{([0-9, \t]*)\}[ \t]*:")
-#: attributes whose int list must hold exactly one entry
 #: the collectives whose replica groups use_global_device_ids=true changes: XLA's parser demands a
 #: channel_id with it (all-gather, which takes it too, it lets be)
 _GROUP_MODE = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
+#: attributes whose int list must hold exactly one entry
 _ONE_DIMENSION = {"sort", "concatenate", "all-gather", "all-gather-start", "reduce-scatter", "scan",
                   "get-dimension-size", "set-dimension-size", "all-to-all", "ragged-all-to-all"}
 
@@ -399,7 +399,7 @@ class _Checker:
         result = _shape_of(declared)
         plain = value if "/" not in value else _no_comments(value)  # (offsets kept without comments)
         for m in _ALIAS_OUTPUT.finditer(plain):
-            index = [int(i) for i in m.group(1).replace(" ", "").split(",") if i]
+            index = [int(i) for i in m.group(1).split(",") if i.strip()]
             shape: Shape | None = result
             for i in index:
                 shape = shape.tuple_shapes[i] if shape is not None and shape.is_tuple and i < len(shape.tuple_shapes) else None
@@ -952,7 +952,7 @@ def _shape_of(text: str) -> Shape:
 
 
 def _is_shape_start(text: str, pos: int) -> bool:
-    if text.startswith("(", pos) or (text.startswith("b", pos) and text.startswith("(", lexicon.skip_trivia(text, pos + 1))):
+    if text.startswith("(", pos) or is_buffer_start(text, pos):
         return True  # a tuple, or a buffer shape b(...)
     m = _ELEMENT_TYPE_AT.match(text, pos)
     return (m is not None and m.group() in lexicon.ELEMENT_TYPES

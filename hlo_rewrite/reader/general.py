@@ -27,6 +27,7 @@ from ..lexicon import (
     DOUBLE_QUOTED,
     IDENTIFIER,
     IDENTIFIER_RE,
+    NON_ARRAY_TYPES,
     STACK_TABLES,
     STRING_TABLES,
     UnclosedError,
@@ -38,7 +39,7 @@ from ..lexicon import (
     split_top_level,
 )
 from ..opcodes import spec_of, split_async_opcode
-from ..shapes import ELEMENT_TYPES
+from ..shapes import ELEMENT_TYPES, element_type_of, is_buffer_start
 from .checks import header_problem, unknown_opcode_message
 from .lines import line_starts
 from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES
@@ -54,8 +55,6 @@ _COMMENTS = re.compile(COMMENT, re.S)
 _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
 _OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
-# a buffer shape's start, b(
-_BUFFER_START = re.compile(r"b\s*\(")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
 _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
@@ -599,7 +598,7 @@ class TokenReader:
         (not a token's or an opaque one's)."""
         inner = self.skip(q + 1)
         end, shape = self._shape(inner)
-        if shape is None or shape.startswith("(") or _BUFFER_START.match(shape) or shape.startswith(("token[", "opaque[")):
+        if shape is None or shape.startswith("(") or is_buffer_start(shape, 0) or element_type_of(shape).rstrip() in NON_ARRAY_TYPES:
             raise self.error(HloParseError, "a buffer shape holds one array shape", inner)
         close = self.skip(end)
         if not self.text.startswith(")", close):
@@ -719,7 +718,7 @@ class TokenReader:
             name = m.group(2)
             where = base + at + max(piece.rfind(name), 0)
             if before:
-                if not (before.startswith("(") or _TYPE_BEFORE_DIMS.match(before) or _BUFFER_START.match(before)):
+                if not (before.startswith("(") or _TYPE_BEFORE_DIMS.match(before) or is_buffer_start(before, 0)):
                     raise self.error(HloParseError, f"expected an operand, found {cleaned[:40]!r}",
                                      base + at + len(piece) - len(piece.lstrip()))
             elif not m.group(1) and name in ELEMENT_TYPES:
