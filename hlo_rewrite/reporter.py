@@ -12,9 +12,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple, TextIO
-
-import click
+from typing import Any, NamedTuple, TextIO
 
 from . import __version__
 from .errors import ExitCode
@@ -164,6 +162,14 @@ def left_alone_warning(items: Sequence[LeftAlone]) -> str | None:
 # --------------------------------------------------------------------------- the reporter
 
 
+def _style(text: str, **styles: Any) -> str:
+    """``text`` in colour (``click.style``; click is loaded only when colour is used: a run of
+    the plain command line forms does without it, docs/decisions.md)."""
+    import click
+
+    return str(click.style(text, **styles))
+
+
 class Reporter:
     """The messages of one run on standard error."""
 
@@ -197,7 +203,7 @@ class Reporter:
             for word in (": internal error: ", ": error: "):
                 if word in message:
                     head, tail = message.split(word, 1)
-                    message = head + ": " + click.style(word[2:-2] + ":", fg="red", bold=True) + " " + tail
+                    message = head + ": " + _style(word[2:-2] + ":", fg="red", bold=True) + " " + tail
                     break
         self._line(message)
         if err.exit_code == ExitCode.INTERNAL:
@@ -219,7 +225,7 @@ class Reporter:
 
     def warning(self, message: str) -> None:
         if not self.quiet:
-            self._line(("warning: " if not self.color else click.style("warning:", fg="yellow", bold=True) + " ")
+            self._line(("warning: " if not self.color else _style("warning:", fg="yellow", bold=True) + " ")
                        + message)
 
     # ---- only with -v

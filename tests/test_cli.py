@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ALLREDUCE_MODULE, CORPUS, read_exact
 
-from hlo_rewrite import __version__, cli
+from hlo_rewrite import __version__, cli, outputs
 from hlo_rewrite.errors import HloInternalError
 from hlo_rewrite.outputs import color_diff, unified_diff
 from hlo_rewrite.passes import DEFAULT_PIPELINE, REGISTRY, Pass
@@ -392,7 +392,7 @@ def test_diff_is_a_unified_diff_that_applies(tmp_path):
 
 
 def test_diff_marks_missing_final_newline():
-    diff = cli.unified_diff("a\nb", "a\nc", "x")
+    diff = outputs.unified_diff("a\nb", "a\nc", "x")
     assert diff.endswith("-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n")
 
 
