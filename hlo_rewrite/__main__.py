@@ -1,6 +1,7 @@
 """The ``hlo-rewrite`` console script, and ``python -m hlo_rewrite``, which names itself so in
-its help: a large input is read early (:mod:`hlo_rewrite.early`) while the command line's
-modules load, then :func:`hlo_rewrite.cli.console_main` runs."""
+its help: a large input is read early (:mod:`hlo_rewrite.early`) while the command's modules
+load; then a plain command line runs without loading click (:mod:`hlo_rewrite.plain_args`), and
+any other through :func:`hlo_rewrite.cli.console_main`."""
 
 from __future__ import annotations
 
@@ -26,10 +27,16 @@ def console_main(prog_name: str = "hlo-rewrite") -> NoReturn:
     from .early import begin  # (loads the exit codes)
 
     begin(sys.argv[1:])
-    from .cli import console_main as run
+    from .plain_args import plain_run
 
-    gc.freeze()  # what is loaded stays for the whole run: those collections need not walk it
-    run(prog_name=prog_name)
+    plain = plain_run(sys.argv[1:], prog_name)
+    if plain is None:
+        from .cli import console_main as run
+
+        gc.freeze()  # what is loaded stays for the whole run: those collections need not walk it
+        run(prog_name=prog_name)
+    gc.freeze()
+    plain()
 
 
 def _stopped_while_loading(signum: int, _frame: object) -> None:

@@ -255,9 +255,10 @@ def test_a_full_disk_for_an_output_file_keeps_the_old_file(tmp_path):
 # --------------------------------------------------------------------------- 6. interrupt
 
 
-def test_interrupt_while_reading_exits_130_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize("more", [[], ["--fast"]], ids=["plain command line", "through click"])
+def test_interrupt_while_reading_exits_130_and_writes_nothing(tmp_path, more):
     out = tmp_path / "out.hlo"
-    p = subprocess.Popen([str(EXE), "-", "-o", str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    p = subprocess.Popen([str(EXE), "-", "-o", str(out), *more], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env())
     assert p.stdin is not None
     p.stdin.write(AR[:40].encode())
