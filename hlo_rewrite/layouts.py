@@ -170,6 +170,27 @@ class _Refused(Exception):
         self.why = why
 
 
+def layout_end(text: str, brace: int, end: int | None = None) -> int | None:
+    """The offset just past the layout whose ``{`` is at ``brace`` (its dimension order, then
+    after a ``:`` its sections) as XLA's parser reads it, which does not need a section's
+    parentheses closed (``{1,0:T(8,128}``, ``{0:S(1}``); None when it reads no layout there.
+    What bracket matching alone cannot delimit (:func:`hlo_rewrite.lexicon.find_top_level`)."""
+    n = len(text) if end is None else end
+    r = _Reader(text, brace + 1, n)
+    got = r.token()
+    while got[0] == "int":
+        r.pos = got[3]
+        got = r.token()
+        if got[0] != ",":
+            break
+        r.pos = got[3]
+        got = r.token()
+    if got[0] == ":":
+        after = layout_tail_end(text, got[3], n)
+        return after if isinstance(after, int) else None
+    return got[3] if got[0] == "}" else None
+
+
 def layout_tail_end(text: str, pos: int, end: int) -> int | tuple[int, str]:
     """The offset just after the ``}`` of a layout whose sections start at ``pos`` (just after
     its ``:``), or (where, why) XLA's parser refuses it."""

@@ -298,7 +298,8 @@ def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = 
     walk too (it is returned when it is one of ``stops``, else it is an error).
     Raises ValueError when brackets do not balance or a string or comment is unterminated."""
     n = len(text) if end is None else end
-    depth: list[str] = []
+    depth: list[str] = []  # the closers expected, innermost last
+    opened: list[int] = []  # where each was opened
     special = _SPECIALS.get(stops)
     if special is None:  # only brackets, quotes, comments and the stops stop the search
         special = _SPECIALS[stops] = re.compile("[" + re.escape("{}[]()\"'/" + stops) + "]")
@@ -328,13 +329,43 @@ def find_top_level(text: str, pos: int = 0, stops: str = ",", end: int | None = 
             return pos
         if ch in CLOSING:
             depth.append(CLOSING[ch])
+            opened.append(pos)
         elif ch in _CLOSE:
             if not depth:
                 raise ValueError(f"unbalanced '{ch}'")
             if depth[-1] != ch:
-                raise ValueError(f"'{ch}' where '{depth[-1]}' was expected")
+                closed = _layout_closed_at(text, pos, depth, opened, n)
+                if closed is None:
+                    raise ValueError(f"'{ch}' where '{depth[-1]}' was expected")
+                del depth[closed:], opened[closed:]
+                pos += 1
+                continue
             depth.pop()
+            opened.pop()
         pos += 1
+
+
+def _layout_closed_at(text: str, pos: int, depth: list[str], opened: list[int], n: int) -> int | None:
+    """When the ``}`` at ``pos`` closes a layout left open inside (``{1,0:T(8,128}``: XLA reads
+    a layout's sections as far as they go, :mod:`hlo_rewrite.layouts`), the depth of that
+    layout's ``{``; else None."""
+    if text[pos] != "}" or "}" not in depth:
+        return None
+    k = len(depth) - 1 - depth[::-1].index("}")
+    return k if layout_closes_at(text, opened[k], pos, n) else None
+
+
+def layout_closes_at(text: str, brace: int, close: int, end: int | None = None) -> bool:
+    """Whether the ``{`` at ``brace`` opens a layout (it follows a shape's ``]``) that XLA's
+    parser reads to the ``}`` at ``close``, sections left open inside included."""
+    before = brace - 1
+    while before >= 0 and text[before] in " \t":
+        before -= 1
+    if before < 0 or text[before] != "]":
+        return False
+    from .layouts import layout_end  # (it reads with this module's tokens)
+
+    return layout_end(text, brace, end) == close + 1
 
 
 def matching_close(text: str, pos: int, end: int | None = None) -> int:
@@ -342,8 +373,17 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
     close = CLOSING.get(text[pos])
     if close is None:
         raise ValueError(f"expected a bracket, found {text[pos]!r}")
-    stop = find_top_level(text, pos + 1, close, end)
     n = len(text) if end is None else end
+    try:
+        stop = find_top_level(text, pos + 1, close, end)
+    except ValueError:
+        if close == "}":  # a layout with a section left open closes where XLA reads it to
+            from .layouts import layout_end
+
+            got = layout_end(text, pos, n)
+            if got is not None and layout_closes_at(text, pos, got - 1, n):
+                return got
+        raise
     if stop >= n:
         raise ValueError(f"missing '{close}'")
     return stop + 1

@@ -34,6 +34,13 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT r = b(f32[2]{0}) copy(b(f32[2]{0}) p)\n}\n",
         {"e": ([("p", "parameter", []), ("q", "parameter", []), ("t", "tuple", ["p", "q"]), ("r", "copy", ["p"])], "r")},
     ),
+    # a layout's section left open before its '}': XLA reads each section as far as it goes
+    "layout_sections_left_open": (
+        "HloModule m\n\nENTRY e (p: f32[8,128]{1,0:T(8,128}) -> f32[8,128] {\n"
+        "  p = f32[8,128]{1,0:T(8,128)(2,1} parameter(0)\n"
+        "  n = f32[8,128]{1,0:S(1} negate(f32[8,128]{1,0:E(4} p)\n  ROOT c = f32[8,128]{1,0:T(8,} copy(n)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("c", "copy", ["n"])], "c")},
+    ),
     "attribute_value_on_the_next_line": (
         "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
         "  ROOT r = f32[3,2]{1,0} transpose(p), dimensions=\n    {1,0}\n}\n",
@@ -369,6 +376,10 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
         "HloModule m\n\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter()1\n  ROOT s = f32[] add(a, b)\n}\n\n"
         "ENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
         "expected an instruction name, found '1'", 5, 24,
+    ),
+    "layout_section_closed_by_a_square_bracket": (
+        "HloModule m\n\nENTRY e {\n  p = f32[8,128]{1,0:T(8,128]} parameter(0)\n  ROOT c = f32[8,128]{1,0} copy(p)\n}\n",
+        "']' where ')' was expected", 4, 17,
     ),
     "name_glued_to_equals": (
         "HloModule m\nENTRY e {\n  p=f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n",
