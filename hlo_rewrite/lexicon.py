@@ -352,20 +352,20 @@ def _layout_closed_at(text: str, pos: int, depth: list[str], opened: list[int], 
     if text[pos] != "}" or "}" not in depth:
         return None
     k = len(depth) - 1 - depth[::-1].index("}")
-    return k if layout_closes_at(text, opened[k], pos, n) else None
+    return k if _layout_end(text, opened[k], n) == pos + 1 else None
 
 
-def layout_closes_at(text: str, brace: int, close: int, end: int | None = None) -> bool:
-    """Whether the ``{`` at ``brace`` opens a layout (it follows a shape's ``]``) that XLA's
-    parser reads to the ``}`` at ``close``, sections left open inside included."""
+def _layout_end(text: str, brace: int, end: int | None) -> int | None:
+    """Where the layout whose ``{`` is at ``brace`` ends as XLA's parser reads it
+    (:func:`hlo_rewrite.layouts.layout_end`), when that ``{`` follows a shape's ``]``."""
     before = brace - 1
     while before >= 0 and text[before] in " \t":
         before -= 1
     if before < 0 or text[before] != "]":
-        return False
+        return None
     from .layouts import layout_end  # (it reads with this module's tokens)
 
-    return layout_end(text, brace, end) == close + 1
+    return layout_end(text, brace, end)
 
 
 def matching_close(text: str, pos: int, end: int | None = None) -> int:
@@ -377,13 +377,11 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
     try:
         stop = find_top_level(text, pos + 1, close, end)
     except ValueError:
-        if close == "}":  # a layout with a section left open closes where XLA reads it to
-            from .layouts import layout_end
-
-            got = layout_end(text, pos, n)
-            if got is not None and layout_closes_at(text, pos, got - 1, n):
-                return got
-        raise
+        # a layout with a section left open closes where XLA reads it to
+        got = _layout_end(text, pos, n) if close == "}" else None
+        if got is None:
+            raise
+        return got
     if stop >= n:
         raise ValueError(f"missing '{close}'")
     return stop + 1
