@@ -138,13 +138,10 @@ def _canonical_floats_fit(element_type: str, row: str) -> bool | None:
     if "(" in row or element_type == "f64":  # a double's overflow reads as inf: look closer
         return None
     limit = lexicon.float_max(element_type)[1]
-    inf = float("inf")
     for start, end in _chunks(row):
         values = map(float, row[start:end].split(","))
         if max((abs(v) for v in values), default=0.0) >= limit:
-            values = map(float, row[start:end].split(","))
-            if any(limit <= abs(v) < inf for v in values):
-                return False
+            return False  # beyond the type's range, inf, or a decimal beyond a double's: look closer
     return True
 
 
@@ -185,15 +182,20 @@ def _check_nan_payloads(element_type: str, row: str, at: int) -> None:
                                  f"(0x{(1 << bits) - 1:x})", at + m.start())
 
 
+def _beyond_double(at: int) -> ValueReadError:
+    """A decimal beyond a double's range, which reads as inf: XLA's lexer refuses it, whatever
+    the literal's type (it reads every decimal as a double first)."""
+    return ValueReadError("Constant is out of range for double (+/-1.79769e+308) and so is unparsable.", at)
+
+
 def _check_floats(element_type: str, row: str, at: int) -> None:
     if "nan(" in row:
         _check_nan_payloads(element_type, row, at)
     top, limit = lexicon.float_max(element_type)
-    if element_type == "f64":  # a decimal beyond a double's range reads as inf: XLA refuses it
+    if element_type == "f64":
         for m in _F64_BIG.finditer(row):
             if abs(float(m.group())) == float("inf"):
-                raise ValueReadError(
-                    "Constant is out of range for double (+/-1.79769e+308) and so is unparsable.", at + m.start())
+                raise _beyond_double(at + m.start())
         return
     big = _BIG_FLOAT_CACHE.get(element_type)
     if big is None:
@@ -202,7 +204,9 @@ def _check_floats(element_type: str, row: str, at: int) -> None:
             r"(?<![\d.eE+\-])-?(?:\d{" + str(digits) + r",}\.?\d*(?:[eE][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)[eE]\+?\d+)")
     for m in big.finditer(row):
         value = float(m.group())
-        if abs(value) >= limit and value not in (float("inf"), float("-inf")):
+        if abs(value) == float("inf"):  # a number spelled, not the word inf: beyond a double
+            raise _beyond_double(at + m.start())
+        if abs(value) >= limit:
             raise ValueReadError(
                 f"value {m.group()} is out of range for literal's primitive type "
                 f"{_type_name(element_type)} namely [{-top:g}, {top:g}]", at + m.start())

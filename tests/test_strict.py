@@ -62,6 +62,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      12, 79, "expects padding_low and padding_high separated by '_'"),
     ("f64 constant beyond a double", module("  ROOT c = f64[2] constant({1, -1.8e308})\n"),
      10, 32, "Constant is out of range for double"),
+    # every decimal is read as a double first, whatever the literal's type
+    ("f32 constant beyond a double", module("  ROOT c = f32[] constant(1e400)\n"),
+     10, 27, "Constant is out of range for double"),
+    ("complex part beyond a double", module("  ROOT c = c64[] constant((1e400, 1))\n"),
+     10, 28, "Constant is out of range for double"),
+    ("long bf16 row with a value beyond a double", module(
+        "  ROOT c = bf16[2001] constant({" + "1.5, " * 2000 + "-1e999})\n"),
+     10, 10033, "Constant is out of range for double"),
     ("slice_sizes on two operands", module(
         "  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
         "  ROOT r = (f32[4], f32[4]) collective-permute(p, q), source_target_pairs={{0,1}}, slice_sizes={{1}}\n"),
