@@ -422,8 +422,11 @@ class _Sharding:
             return None
         if len(self.devices) <= 1:
             return "non-maximal shardings must have more than one device assigned"
-        if math.prod(tile) < 0:  # XLA's parser runs out of memory making the tile
+        size = math.prod(tile)
+        if size < 0:  # XLA's parser runs out of memory making the tile
             return f"a tile of {'x'.join(map(str, tile))} devices has a size below 0"
+        if size != len(self.devices):  # XLA's parser writes past the tile it makes, or leaves it unset
+            return f"a tile of {'x'.join(map(str, tile))} takes {size} devices, the list names {len(self.devices)}"
         return None
 
 

@@ -18,12 +18,14 @@ XLA_ACCEPTS_BUT_WE_REJECT = {
     "u64 constant negative",          # read as its 64-bit pattern, 18446744073709551615
     "s64 constant beyond int64",      # read as its 64-bit pattern, -9223372036854775808
     "scalar literal for an array",    # the parser's nesting error is dropped: one element is set
+    "sharding with fewer devices than its tile",  # the tile's other entries are left unset
 }
 #: what XLA cannot be asked about: its parser aborts the process
 XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_replicate",
               "sharding devices as an iota and as a list", "layout with a tile dimension XLA aborts on",
               "parameter numbers with a gap", "parameter replication on another instruction",
-              "token shape with dimensions"}
+              "token shape with dimensions",
+              "sharding with more devices than its tile"}  # written past the tile: the heap breaks
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)",
                              # a mesh's axes as names: jaxlib's XLA is older and reads them as strings
