@@ -14,8 +14,8 @@ one parses). Public names:
 - ``ATTRIBUTE_KINDS``: every attribute name the parser knows -> its kind (one kind per name,
   but ``algorithm``: a dot's or a random number generator's, by opcode; here the first).
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
-- ``ENUM_VALUES``: the words an enumerated attribute accepts; ``ANY_CASE_ENUMS``: those of the
-  enumerations XLA reads in any case.
+- ``ENUM_VALUES``: the words an enumerated attribute accepts (``ANY_CASE_ENUM_NAMES``: in any
+  case); ``ANY_CASE_ENUMS``: those of the enumerations XLA reads in any case.
 - ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES`` and
   ``BUILT_AFTER_DATA``: those whose shape XLA's parser builds itself, whatever shape is written.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
@@ -43,6 +43,7 @@ __all__ = [
     "CALLEE_LIST_ATTRS",
     "COMMON_ATTRS",
     "ANY_CASE_ENUMS",
+    "ANY_CASE_ENUM_NAMES",
     "ENUM_VALUES",
     "Kind",
     "MODULE_ATTRS",
@@ -138,6 +139,11 @@ ENUM_VALUES: Final = MappingProxyType({
     "transpose_a": frozenset({"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}),
     "mode": frozenset({"cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_id"}),
 })
+
+#: the enumerated attributes of :data:`ENUM_VALUES` whose words XLA's parser reads in any case
+#: (``api_version=api_version_typed_ffi``, ``distribution=RNG_NORMAL``); the others in the case
+#: given there only
+ANY_CASE_ENUM_NAMES: Final = frozenset({"api_version", "distribution", "schedule"})
 
 #: the enumerations XLA's parser reads in any case (``DOT_F32_F32_F32`` too), by kind: their
 #: words in lower case (a dot's algorithm: any but ``alg_unset``, which XLA refuses)

@@ -37,6 +37,7 @@ own, at its own place in the source.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -721,6 +722,8 @@ class _Checker:
             if len(dims) != 1:  # type: ignore[arg-type]
                 at = r.value_at("dimensions")
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
+        if name == "reshape" and r.shape_text is not None and len(r.names) == 1:
+            self._check_reshape(instr, r, local)
         if name == "conditional" and r.names:
             branches = attrs.get("branch_computations")
             count = len(branches) if isinstance(branches, list) else 2  # (the true and false ones)
@@ -753,6 +756,21 @@ class _Checker:
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
         if name in _DONE_OF and len(r.names) == 1:
             self._check_done_channel(instr, r, name, attrs, local)
+
+    def _check_reshape(self, instr: Instruction, r: _Instr, local: dict[str, Instruction]) -> None:
+        """A reshape keeps its operand's number of elements (a bounded dimension counts its
+        bound): on another, XLA's parser stops the process (a failed check making the
+        instruction)."""
+        result = _parsed_shape(r.shape_text[0])  # type: ignore[index]
+        operand = _operand_shape(r, 0, local)
+        if result is None or operand is None or result.is_tuple or operand.is_tuple:
+            return
+        if -1 in result.dims or -1 in operand.dims:
+            return  # an unbounded dimension ('?'): not counted here
+        before, after = math.prod(operand.dims), math.prod(result.dims)
+        if before != after:
+            raise self.error(instr, r.text, r.opcode_at, f"a reshape keeps the number of elements: its operand "
+                             f"has {before}, its shape {after}")
 
     def _check_replication(self, instr: Instruction, r: _Instr, name: str, shape: Shape | None,
                            flags: list[bool]) -> None:
@@ -1024,13 +1042,19 @@ _FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
 
 
 def _operand_rank(r: _Instr, k: int, local: dict[str, Instruction]) -> int | None:
-    """The rank of operand ``k``: as declared before its name, else as its instruction's shape;
-    None when neither is known or it is a tuple."""
+    """The rank of operand ``k`` (:func:`_operand_shape`); None when it is not known or it is
+    a tuple."""
+    shape = _operand_shape(r, k, local)
+    return None if shape is None or shape.is_tuple else shape.rank
+
+
+def _operand_shape(r: _Instr, k: int, local: dict[str, Instruction]) -> Shape | None:
+    """The shape of operand ``k``: as declared before its name, else as its instruction's
+    shape; None when neither is known."""
     declared = r.shapes[k] if r.shapes is not None and k < len(r.shapes) else None
     producer = local.get(r.names[k]) if k < len(r.names) else None
     text = declared if declared is not None else (None if producer is None else _built_shape(producer))
-    shape = None if text is None else _parsed_shape(text)
-    return None if shape is None or shape.is_tuple else shape.rank
+    return None if text is None else _parsed_shape(text)
 
 
 def _parsed_shape(text: str) -> Shape | None:

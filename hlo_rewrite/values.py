@@ -28,7 +28,7 @@ from typing import Final
 
 from . import escapes, lexicon
 from .errors import HloError
-from .opcodes import ANY_CASE_ENUMS, ATTRIBUTE_KINDS, ENUM_VALUES, Kind
+from .opcodes import ANY_CASE_ENUM_NAMES, ANY_CASE_ENUMS, ATTRIBUTE_KINDS, ENUM_VALUES, Kind
 from .regex import lazy_pattern
 
 __all__ = [
@@ -893,12 +893,25 @@ _TOKEN_READERS: Final = {
 }
 
 
+#: the words of the enumerations XLA reads in any case, lower-cased
+_ANY_CASE_WORDS: Final = {name: frozenset(w.lower() for w in ENUM_VALUES[name]) for name in ANY_CASE_ENUM_NAMES}
+
+
+def _enum_word(name: str | None, word: str) -> bool:
+    """Whether ``word`` is a value of the enumerated attribute ``name`` (any word when the
+    attribute's words are not listed)."""
+    allowed = ENUM_VALUES.get(name or "")
+    if allowed is None or word in allowed:
+        return True
+    any_case = _ANY_CASE_WORDS.get(name or "")
+    return any_case is not None and word.lower() in any_case
+
+
 def _enum(r: _Reader, name: str | None) -> str:
     start = r.at()
     word = r.word("a word")
-    allowed = ENUM_VALUES.get(name or "")
-    if allowed is not None and word not in allowed:
-        choices = ", ".join(sorted(allowed))
+    if not _enum_word(name, word):
+        choices = ", ".join(sorted(ENUM_VALUES[name or ""]))
         raise ValueReadError(f"'{word}' is not a value of {name} (one of {choices})", start)
     return word
 
@@ -920,8 +933,7 @@ def read(kind: str, text: str, name: str | None = None) -> object:
         return ""
     if kind == Kind.ENUM:
         m = _WORD_RE.fullmatch(text)
-        allowed = ENUM_VALUES.get(name or "")
-        if m is not None and (allowed is None or m.group(1) in allowed):
+        if m is not None and _enum_word(name, m.group(1)):
             return m.group(1)
     elif kind in _BRACED_KINDS and "/" not in text:
         got = _braced_fast(text)

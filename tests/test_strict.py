@@ -63,6 +63,12 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("f64 constant beyond a double", module("  ROOT c = f64[2] constant({1, -1.8e308})\n"),
      10, 32, "Constant is out of range for double"),
     # every decimal is read as a double first, whatever the literal's type
+    ("reshape changing the number of elements", module(
+        "  p = f32[4,4] parameter(0)\n  ROOT r = f32[15] reshape(p)\n"),
+     11, 20, "a reshape keeps the number of elements: its operand has 16, its shape 15"),
+    ("compare direction in lower case", module(
+        "  p = f32[4] parameter(0)\n  ROOT r = pred[4] compare(p, p), direction=eq\n"),
+     11, 45, "'eq' is not a value of direction"),
     ("f32 constant beyond a double", module("  ROOT c = f32[] constant(1e400)\n"),
      10, 27, "Constant is out of range for double"),
     ("complex part beyond a double", module("  ROOT c = c64[] constant((1e400, 1))\n"),
@@ -538,6 +544,15 @@ ACCEPTED: list[tuple[str, str]] = [
         "  a = f32[4,4] all-reduce(d), to_apply=add, mode=cross_replica_and_partition\n"
         "  i = f32[4,4] all-reduce(a), replica_groups=[2,2]<=[3], to_apply=add\n"
         "  ROOT j = f32[4,4] all-reduce(i), replica_groups=[2,2]<=[2,2]T(0,0), to_apply=add\n")),
+    ("reshapes keeping the number of elements, a bounded dimension counting its bound", module(
+        "  p = f32[4,4] parameter(0)\n  a = f32[2,8] reshape(p)\n  b = f32[<=16] reshape(a)\n"
+        "  ROOT r = f32[16] reshape(f32[<=16] b)\n")),
+    ("enumerations XLA reads in any case", module(
+        "  p = f32[4] parameter(0)\n  i = f32[] parameter(1)\n"
+        "  a = f32[4] rng(i, i), distribution=RNG_Normal\n"
+        '  b = f32[4] custom-call(p), custom_call_target="x", api_version=api_version_typed_ffi, '
+        "schedule=Schedule_Latest\n"
+        "  ROOT r = (f32[4], f32[4]) tuple(a, b)\n")),
     ("parameters in any order, replication for each leaf", module(
         "  q = (f32[2], (f32[2], s32[])) parameter(1), parameter_replication={true,false,true}\n"
         "  p = () parameter(0), parameter_replication={}\n  ROOT r = f32[2] get-tuple-element(q), index=0\n")),
