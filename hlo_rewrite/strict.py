@@ -724,6 +724,12 @@ class _Checker:
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
         if name == "reshape" and r.shape_text is not None and len(r.names) == 1:
             self._check_reshape(instr, r, local)
+        if name in ("partition-id", "replica-id") and r.shape_text is not None:
+            # another shape stops XLA's parser (a failed check making the instruction)
+            written = _parsed_shape(r.shape_text[0])
+            if written is not None and (written.is_tuple or written.element_type != "u32" or written.dims):
+                raise self.error(instr, r.text, r.shape_text[1], f"a {name} gives a u32[] scalar, "
+                                 f"not {_no_comments(r.shape_text[0]).strip()}")
         if name == "conditional" and r.names:
             branches = attrs.get("branch_computations")
             count = len(branches) if isinstance(branches, list) else 2  # (the true and false ones)

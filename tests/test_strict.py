@@ -66,6 +66,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("reshape changing the number of elements", module(
         "  p = f32[4,4] parameter(0)\n  ROOT r = f32[15] reshape(p)\n"),
      11, 20, "a reshape keeps the number of elements: its operand has 16, its shape 15"),
+    ("partition-id of another shape", module("  ROOT r = s32[] partition-id()\n"),
+     10, 12, "a partition-id gives a u32[] scalar, not s32[]"),
     ("compare direction in lower case", module(
         "  p = f32[4] parameter(0)\n  ROOT r = pred[4] compare(p, p), direction=eq\n"),
      11, 45, "'eq' is not a value of direction"),
@@ -547,6 +549,8 @@ ACCEPTED: list[tuple[str, str]] = [
     ("reshapes keeping the number of elements, a bounded dimension counting its bound", module(
         "  p = f32[4,4] parameter(0)\n  a = f32[2,8] reshape(p)\n  b = f32[<=16] reshape(a)\n"
         "  ROOT r = f32[16] reshape(f32[<=16] b)\n")),
+    ("replica and partition ids, with a layout", module(
+        "  a = u32[]{:S(1)} replica-id()\n  ROOT b = u32[] partition-id()\n")),
     ("enumerations XLA reads in any case", module(
         "  p = f32[4] parameter(0)\n  i = f32[] parameter(1)\n"
         "  a = f32[4] rng(i, i), distribution=RNG_Normal\n"

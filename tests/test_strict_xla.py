@@ -26,7 +26,7 @@ XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_
               "parameter numbers with a gap", "parameter replication on another instruction",
               "token shape with dimensions",
               "sharding with more devices than its tile",  # written past the tile: the heap breaks
-              "reshape changing the number of elements"}
+              "reshape changing the number of elements", "partition-id of another shape"}
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)",
                              # a mesh's axes as names: jaxlib's XLA is older and reads them as strings
