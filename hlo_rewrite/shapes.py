@@ -218,15 +218,17 @@ def shape_syntax_error(text: str, pos: int = 0, end: int | None = None) -> tuple
     return None if after >= n else (after, f"unexpected '{text[after]}' after the shape")
 
 
-def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[int, str]:
+def shape_end(text: str, pos: int = 0, end: int | None = None, *, listed: bool = False) -> int | tuple[int, str]:
     """The offset just after the shape that starts at ``pos`` (blanks and comments first
     skipped), or (where, why) it is not a shape XLA's parser reads: an element type XLA knows,
     dimensions each a size (``<=N`` or ``?`` for a dynamic one) with no empty item, a layout
     only where ``{`` is followed by a number or ``:`` and with one entry per dimension, tuples of
-    such shapes with no empty item; blanks and comments between any two tokens.
-    :func:`parse_shape` reads more loosely (it only looks inside shapes a reader has let
-    through); strict mode asks this."""
+    such shapes with no empty item; blanks and comments between any two tokens. ``listed``: the
+    outer parentheses hold a list of shapes, not a tuple (an entry computation layout's
+    parameters). :func:`parse_shape` reads more loosely (it only looks inside shapes a reader
+    has let through); strict mode asks this."""
     n = len(text) if end is None else end
+    tuple_from = 2 if listed else 1  # the depth from which parentheses are a tuple's
     pos = skip_trivia(text, pos, n)
     open_tuples = 0
     while True:
@@ -239,7 +241,8 @@ def shape_end(text: str, pos: int = 0, end: int | None = None) -> int | tuple[in
             last = pos = pos + 1  # the empty tuple
             open_tuples -= 1
         else:
-            got = _buffer_end(text, pos, n) if is_buffer_start(text, pos, n) else _array_end(text, pos, n)
+            got = (_buffer_end(text, pos, n) if is_buffer_start(text, pos, n)
+                   else _array_end(text, pos, n, in_tuple=open_tuples >= tuple_from))
             if isinstance(got, tuple):
                 return got
             last = pos = got
@@ -281,8 +284,10 @@ def _buffer_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
     return close + 1
 
 
-def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
-    """The offset just after the array shape at ``pos``, or (where, why) it is not one."""
+def _array_end(text: str, pos: int, n: int, *, in_tuple: bool = False) -> int | tuple[int, str]:
+    """The offset just after the array shape at ``pos``, or (where, why) it is not one
+    (``in_tuple``: an element of a tuple shape, whose layout XLA reads without negative entries,
+    while it takes ``f32[2,3]{-1,0}`` alone)."""
     m = _WORD_AT.match(text, pos, n)
     if m is None or m.group() not in ELEMENT_TYPES:
         seen = "the end" if pos >= n else (f"'{m.group()}'" if m is not None else f"'{text[pos]}'")
@@ -333,6 +338,8 @@ def _array_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
             d = _INT_AT.match(text, pos, n)
             if d is None:
                 return pos, "expects integer"
+            if in_tuple and d.group().startswith("-"):
+                return pos, "a layout inside a tuple shape takes no negative dimension"
             entries += 1
             pos = skip_trivia(text, d.end(), n)
             if not text.startswith(",", pos, n):

@@ -1029,7 +1029,7 @@ def _check_layout(value: str) -> None:
     pos = lexicon.skip_trivia(value, pos + 1)
     if not value.startswith("(", pos):
         raise ValueReadError("expects ( before parameter shape list", pos)
-    close = shape_end(value, pos)  # the parameter shapes, read as one tuple
+    close = shape_end(value, pos, listed=True)  # the parameter shapes
     if isinstance(close, tuple):
         raise ValueReadError(close[1], close[0])
     arrow = lexicon.skip_trivia(value, close)

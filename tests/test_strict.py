@@ -68,6 +68,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 20, "a reshape keeps the number of elements: its operand has 16, its shape 15"),
     ("partition-id of another shape", module("  ROOT r = s32[] partition-id()\n"),
      10, 12, "a partition-id gives a u32[] scalar, not s32[]"),
+    ("negative layout dimension inside a tuple", module(
+        "  p = f32[2,3] parameter(0)\n  ROOT t = (f32[2,3]{-1,0}) tuple(p)\n"),
+     11, 22, "a layout inside a tuple shape takes no negative dimension"),
     ("compare direction in lower case", module(
         "  p = f32[4] parameter(0)\n  ROOT r = pred[4] compare(p, p), direction=eq\n"),
      11, 45, "'eq' is not a value of direction"),

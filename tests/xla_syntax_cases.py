@@ -41,6 +41,13 @@ READS: dict[str, tuple[str, dict]] = {
         "  n = f32[8,128]{1,0:S(1} negate(f32[8,128]{1,0:E(4} p)\n  ROOT c = f32[8,128]{1,0:T(8,} copy(n)\n}\n",
         {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("c", "copy", ["n"])], "c")},
     ),
+    # a layout's dimension order may hold a negative number (XLA's parser reads and prints it)
+    "negative_layout_dimension": (
+        "HloModule m, entry_computation_layout={(f32[2,3]{-1,0})->f32[2,3]{1,0}}\n\n"
+        "ENTRY e (p: f32[2,3]{-1,0}) -> f32[2,3] {\n  p = f32[2,3]{ -1 , 0 } parameter(0)\n"
+        "  n = f32[2,3]{0,-5} negate(f32[2,3]{-1,0} p)\n  ROOT c = f32[2,3]{-1,0:T(2)} copy(n)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("c", "copy", ["n"])], "c")},
+    ),
     "attribute_value_on_the_next_line": (
         "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
         "  ROOT r = f32[3,2]{1,0} transpose(p), dimensions=\n    {1,0}\n}\n",

@@ -589,7 +589,10 @@ class TokenReader:
         if _DIMS.fullmatch(_clean(text[q:end])) is None:
             raise self.error(HloParseError, "expected dimension sizes (numbers, '<=N' or '?') between '[' and ']'", q)
         r = self.skip(end)
-        if text.startswith("{", r) and text[self.skip(r + 1) : self.skip(r + 1) + 1] in _LAYOUT_FIRST:
+        first = self.skip(r + 1)
+        if text.startswith("{", r) and (text[first : first + 1] in _LAYOUT_FIRST or (
+            text.startswith("-", first) and text[first + 1 : first + 2].isdigit()  # XLA reads {-1,0} too
+        )):
             end = self.group_end(r)  # a layout (a body's '{' is followed by a name)
         return end, _clean(text[pos:end])
 
