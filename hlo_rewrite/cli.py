@@ -178,7 +178,7 @@ def main(ctx: click.Context, **params: Any) -> None:
     is written on standard output; messages go to standard error.
     """
     argv = ctx.meta.get("hlo_rewrite.argv", [])
-    paths = list(params["inputs"]) or ["-"]
+    paths = command.input_paths(params)
     with _usage_errors():
         command.check_usage(params)
     reporter = command.new_reporter(params, argv)

@@ -121,9 +121,14 @@ def leave(code: int) -> NoReturn:
 # --------------------------------------------------------------------------- the steps of a run
 
 
+def input_paths(params: Mapping[str, Any]) -> list[str]:
+    """The inputs the options name: standard input (``-``) when they name none."""
+    return list(params["inputs"]) or ["-"]
+
+
 def check_usage(params: Mapping[str, Any]) -> None:
     """The usage checks that come before the configuration is read."""
-    paths = list(params["inputs"]) or ["-"]
+    paths = input_paths(params)
     if params["quiet"] and params["verbose"]:
         raise UsageProblem("-q/--quiet and -v/--verbose exclude each other")
     if "-" in paths and len(paths) > 1:
@@ -156,7 +161,7 @@ class Prepared(NamedTuple):
 def prepare(params: Mapping[str, Any], names: Sequence[str], options: PassOptions) -> Prepared:
     """The usage checks that come after the configuration (``params`` holds its values), and
     the run they allow: ``names``, the passes to run, with ``options``."""
-    paths = list(params["inputs"]) or ["-"]
+    paths = input_paths(params)
     if params["in_place"] and params["output_format"]:
         raise UsageProblem("-i/--in-place keeps each file's format; drop --output-format")
     files, outnames, walked = _expand_directories(paths, params["include"], params["exclude"], params["output"])

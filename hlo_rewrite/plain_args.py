@@ -141,7 +141,7 @@ def plain_run(words: Sequence[str], prog_name: str) -> Callable[[], NoReturn] | 
     names = params["passes"] if params["passes"] is not None else list(DEFAULT_PIPELINE)
     try:
         command.check_usage(params)
-        if find_config(search_start(list(params["inputs"]) or ["-"])) is not None:
+        if find_config(search_start(command.input_paths(params))) is not None:
             return None  # the table may set options: the command line applies it
         prepared = command.prepare(params, names, PassOptions(all_computations=params["all_computations"]))
     except (UsageProblem, ConfigError):
