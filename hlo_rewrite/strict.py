@@ -717,6 +717,19 @@ class _Checker:
         name = spec.name
         if name == "tuple" and r.shape_text is not None:
             self._check_tuple(instr, r)
+        if name in _ARRAY_SHAPED and r.shape_text is not None:
+            written = _parsed_shape(r.shape_text[0])
+            if written is not None and not _is_array(written):
+                raise self.error(instr, r.text, r.shape_text[1], f"a {name} gives an array, not "
+                                 f"{_no_comments(r.shape_text[0])}")
+        for k in _ARRAY_OPERANDS.get(name, ()):
+            self._check_array_operand(instr, r, k, local)
+        if name == "recv" and r.shape_text is not None:
+            written = _parsed_shape(r.shape_text[0])
+            if written is not None and not (written.is_tuple and written.tuple_shapes):
+                # XLA's parser makes the recv from the first element (and stops the process without it)
+                raise self.error(instr, r.text, r.shape_text[1], "a recv's shape is a tuple whose first element "
+                                 f"is the data received, not {_no_comments(r.shape_text[0])}")
         if name in _ONE_DIMENSION and "dimensions" in attrs:
             dims = attrs["dimensions"]
             if len(dims) != 1:  # type: ignore[arg-type]
@@ -815,7 +828,8 @@ class _Checker:
         """A tuple's operands, one for each element of the tuple shape it writes."""
         written = _no_comments(r.shape_text[0]).strip()  # type: ignore[index]
         if not written.startswith("("):
-            return
+            # XLA's parser reads the elements of the shape written (and stops the process on another)
+            raise self.error(instr, r.text, r.shape_text[1], f"a tuple's shape is a tuple, not {written}")  # type: ignore[index]
         inner = written[1:-1]
         count = len(lexicon.split_top_level(inner)) if inner.strip() else 0
         if count != len(r.names):
@@ -826,15 +840,31 @@ class _Checker:
         """A dynamic slice's start indices, from operand ``first`` on: one scalar for each
         dimension of operand 0, or one vector of them, as XLA's parser counts them."""
         n = len(r.names)
-        rank = _operand_rank(r, 0, local)
-        if rank is None or n == first + rank:
+        if n == first + 1:  # XLA's parser first looks whether the one index is a vector of them
+            index = self._check_array_operand(instr, r, first, local)
+            if index is not None and index.rank == 1:
+                return  # the start indices as one vector
+        operand = self._check_array_operand(instr, r, 0, local)
+        if operand is None or n == first + operand.rank:
             return
-        if n == first + 1 and _operand_rank(r, first, local) == 1:
-            return  # the start indices as one vector
+        rank = operand.rank
         raise self.error(instr, r.text, r.operands_at - 1,
                          f"Wrong number of operands. (operand 0 has {rank} dimensions: {instr.opcode} takes "
                          f"{first + rank} operands, one start index a dimension, or {first + 1} with the "
                          f"indices in one vector; it has {n})")
+
+    def _check_array_operand(self, instr: Instruction, r: _Instr, k: int,
+                             local: dict[str, Instruction]) -> Shape | None:
+        """Operand ``k``'s shape, when it is known, and an array: XLA's parser reads its dimensions
+        or its element type, and stops the process on a tuple, a token or an opaque value."""
+        if k >= len(r.names):
+            return None
+        shape = _operand_shape(r, k, local)
+        if shape is not None and not _is_array(shape):
+            at = self._operand_at(instr, r, k)
+            raise self.error(instr, r.text, at, f"operand {k} of {instr.opcode} must be an array, and "
+                             f"'{r.names[k]}' is {shape.text()}")
+        return shape
 
     def _check_layout_constraints(self, instr: Instruction, r: _Instr, shapes: list[Shape],
                                   local: dict[str, Instruction]) -> None:
@@ -1045,6 +1075,17 @@ def _check_layout(value: str) -> None:
 
 #: the dynamic slices: the operand their start indices begin at
 _FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
+#: opcodes whose own shape XLA's parser reads as an array (its dimensions), stopping the process
+#: on a tuple, a token or an opaque value
+_ARRAY_SHAPED = frozenset({"reshape", "map"})
+#: the operands whose shape XLA's parser reads as an array, by opcode (a reshape's number of
+#: elements, a compare's element type; the dynamic slices' are checked with their indices)
+_ARRAY_OPERANDS = {"reshape": (0,), "compare": (0, 1)}
+
+
+def _is_array(shape: Shape) -> bool:
+    """Whether ``shape`` is an array: not a tuple, a token or an opaque value."""
+    return not shape.is_tuple and shape.element_type not in ("token", "opaque")
 
 
 def _operand_rank(r: _Instr, k: int, local: dict[str, Instruction]) -> int | None:

@@ -68,6 +68,30 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 20, "a reshape keeps the number of elements: its operand has 16, its shape 15"),
     ("partition-id of another shape", module("  ROOT r = s32[] partition-id()\n"),
      10, 12, "a partition-id gives a u32[] scalar, not s32[]"),
+    # XLA's parser reads these shapes as arrays or as tuples, and stops the process on the other
+    ("tuple with an array shape", module("  p = f32[2] parameter(0)\n  ROOT t = f32[2] tuple(p)\n"),
+     11, 12, "a tuple's shape is a tuple, not f32[2]"),
+    ("recv with an array shape", module("  t = token[] after-all()\n  ROOT r = f32[4] recv(t), channel_id=1\n"),
+     11, 12, "a recv's shape is a tuple whose first element is the data received, not f32[4]"),
+    ("recv with an empty tuple shape", module("  t = token[] after-all()\n  ROOT r = () recv(t), channel_id=1\n"),
+     11, 12, "a recv's shape is a tuple whose first element is the data received, not ()"),
+    ("reshape to a tuple shape", module("  p = f32[2,3] parameter(0)\n  ROOT r = (f32[6]) reshape(p)\n"),
+     11, 12, "a reshape gives an array, not (f32[6])"),
+    ("reshape of a token", module("  p = token[] parameter(0)\n  ROOT r = f32[] reshape(p)\n"),
+     11, 26, "operand 0 of reshape must be an array, and 'p' is token[]"),
+    ("map to a tuple shape", module("  p = f32[2] parameter(0)\n  ROOT r = (f32[2]) map(p), dimensions={0}, "
+                                    "to_apply=add\n"),
+     11, 12, "a map gives an array, not (f32[2])"),
+    ("compare of tuples", module("  p = (f32[2]) parameter(0)\n  ROOT r = pred[2] compare(p, p), direction=EQ\n"),
+     11, 28, "operand 0 of compare must be an array, and 'p' is (f32[2])"),
+    ("dynamic slice with a tuple as its one index", module(
+        "  a = f32[4] parameter(0)\n  i = (s32[]) parameter(1)\n"
+        "  ROOT r = f32[1] dynamic-slice(a, i), dynamic_slice_sizes={1}\n"),
+     12, 36, "operand 1 of dynamic-slice must be an array, and 'i' is (s32[])"),
+    ("dynamic update slice of a tuple", module(
+        "  a = (f32[4]) parameter(0)\n  u = f32[1] parameter(1)\n  i = s32[] parameter(2)\n"
+        "  ROOT r = f32[4] dynamic-update-slice(a, u, i)\n"),
+     13, 40, "operand 0 of dynamic-update-slice must be an array, and 'a' is (f32[4])"),
     ("negative layout dimension inside a tuple", module(
         "  p = f32[2,3] parameter(0)\n  ROOT t = (f32[2,3]{-1,0}) tuple(p)\n"),
      11, 22, "a layout inside a tuple shape takes no negative dimension"),
@@ -516,6 +540,16 @@ ACCEPTED: list[tuple[str, str]] = [
         "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
         '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
+    # the neighbours of the shapes XLA's parser stops on: these it reads
+    ("recv whose tuple shape holds only the data", module(
+        "  t = token[] after-all()\n  ROOT r = (f32[4]) recv(t), channel_id=1\n")),
+    ("map of a tuple, compare to a tuple", module(
+        "  p = (f32[2]) parameter(0)\n  q = f32[2] parameter(1)\n  m = f32[2] map(p), dimensions={0}, to_apply=add\n"
+        "  ROOT r = (pred[2]) compare(q, q), direction=EQ\n")),
+    ("dynamic slices of a tuple by a vector, and by tuples one a dimension", module(
+        "  a = (f32[4]) parameter(0)\n  b = f32[2,2] parameter(1)\n  v = s32[1] parameter(2)\n"
+        "  i = (s32[]) parameter(3)\n  s = f32[1] dynamic-slice(a, v), dynamic_slice_sizes={1}\n"
+        "  ROOT t = f32[1,1] dynamic-slice(b, i, i), dynamic_slice_sizes={1,1}\n")),
     ("dynamic slices with one start index a dimension, or all in one vector", module(
         "  a = f32[4,6] parameter(0)\n  u = f32[2,2] parameter(1)\n  i = s32[] parameter(2)\n"
         "  v = s32[2] parameter(3)\n  s = f32[2,2] dynamic-slice(a, i, i), dynamic_slice_sizes={2,2}\n"

@@ -26,7 +26,10 @@ XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_
               "parameter numbers with a gap", "parameter replication on another instruction",
               "token shape with dimensions",
               "sharding with more devices than its tile",  # written past the tile: the heap breaks
-              "reshape changing the number of elements", "partition-id of another shape"}
+              "reshape changing the number of elements", "partition-id of another shape",
+              "tuple with an array shape", "recv with an array shape", "recv with an empty tuple shape",
+              "reshape to a tuple shape", "reshape of a token", "map to a tuple shape", "compare of tuples",
+              "dynamic slice with a tuple as its one index", "dynamic update slice of a tuple"}
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)",
                              # a mesh's axes as names: jaxlib's XLA is older and reads them as strings
