@@ -139,9 +139,11 @@ _ALIAS_OUTPUT = re.compile(r"\{([0-9, \t]*)\}[ \t]*:")
 #: the collectives whose replica groups use_global_device_ids=true changes: XLA's parser demands a
 #: channel_id with it (all-gather, which takes it too, it lets be)
 _GROUP_MODE = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
-#: attributes whose int list must hold exactly one entry
-_ONE_DIMENSION = {"sort", "concatenate", "all-gather", "all-gather-start", "reduce-scatter", "scan",
-                  "get-dimension-size", "set-dimension-size", "all-to-all", "ragged-all-to-all"}
+#: opcodes whose ``dimensions`` must hold exactly one entry
+_ONE_DIMENSION = {"sort", "concatenate", "scan", "all-to-all", "ragged-all-to-all"}
+#: opcodes whose ``dimensions`` XLA's parser takes the first entry of: one at least (an empty
+#: list it refuses, or stops the process on), more are read
+_FIRST_DIMENSION = {"all-gather", "all-gather-start", "reduce-scatter", "get-dimension-size", "set-dimension-size"}
 
 
 class _Instr:
@@ -735,6 +737,10 @@ class _Checker:
             if len(dims) != 1:  # type: ignore[arg-type]
                 at = r.value_at("dimensions")
                 raise self.error(instr, r.text, at, f"{instr.opcode} expects exactly one dimension")
+        if name in _FIRST_DIMENSION and attrs.get("dimensions") == []:
+            at = r.value_at("dimensions")
+            raise self.error(instr, r.text, at, f"{instr.opcode} takes its dimension from the first of "
+                             "dimensions={...}, and there is none")
         if name == "reshape" and r.shape_text is not None and len(r.names) == 1:
             self._check_reshape(instr, r, local)
         if name in ("partition-id", "replica-id") and r.shape_text is not None:

@@ -187,6 +187,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      12, 24, "expects an even number of operands, but has 3 operands"),
     ("concatenate on two dimensions", module("  p = f32[2,2] parameter(0)\n  ROOT r = f32[4,4] concatenate(p, p), "
                                              "dimensions={0,1}\n"), 11, 51, "expects exactly one dimension"),
+    ("all-gather without a dimension", module("  p = f32[2] parameter(0)\n  ROOT r = f32[16] all-gather(p), "
+                                              "dimensions={}, replica_groups={}\n"),
+     11, 46, "all-gather takes its dimension from the first of dimensions={...}, and there is none"),
     ("async-start of the wrong shape", "HloModule m\n\nc {\n  a = f32[] parameter(0)\n  ROOT r = f32[] negate(a)\n}\n\n"
      "ENTRY e {\n  p = f32[] parameter(0)\n  s = (f32[], f32[], s32[]) async-start(p), calls=c\n"
      "  ROOT d = f32[] async-done(s), calls=c\n}\n", 10, 7, "AsyncStart expects the op shape to be in the form of"),
@@ -540,6 +543,10 @@ ACCEPTED: list[tuple[str, str]] = [
         "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
         '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
+    # XLA's parser takes the first dimension and reads the others
+    ("all-gather and reduce-scatter with two dimensions", module(
+        "  p = f32[2,2] parameter(0)\n  g = f32[16,2] all-gather(p), dimensions={0,1}, replica_groups={}\n"
+        "  ROOT r = f32[2,2] reduce-scatter(g), dimensions={0,0}, replica_groups={}, to_apply=add\n")),
     # the neighbours of the shapes XLA's parser stops on: these it reads
     ("recv whose tuple shape holds only the data", module(
         "  t = token[] after-all()\n  ROOT r = (f32[4]) recv(t), channel_id=1\n")),
