@@ -16,8 +16,9 @@ one parses). Public names:
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
 - ``ENUM_VALUES``: the words an enumerated attribute accepts (``ANY_CASE_ENUM_NAMES``: in any
   case); ``ANY_CASE_ENUMS``: those of the enumerations XLA reads in any case.
-- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES`` and
-  ``BUILT_AFTER_DATA``: those whose shape XLA's parser builds itself, whatever shape is written.
+- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES``,
+  ``BUILT_AFTER_DATA`` and ``BUILT_FROM_OPERAND``: those whose shape XLA's parser builds itself,
+  whatever shape is written.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
   wrapping ``custom-call``, as XLA's parser reads it).
 """
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILT_AFTER_DATA",
+    "BUILT_FROM_OPERAND",
     "BUILT_SHAPES",
     "ALL_CALLEE_ATTRS",
     "ATTRIBUTE_KINDS",
@@ -355,6 +357,10 @@ BUILT_SHAPES: Final[Mapping[str, str]] = MappingProxyType(
 #: followed by these (``CreateInfeed``, ``CreateRecv``): the rest of what is written is not read
 BUILT_AFTER_DATA: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
     {"infeed": ("token[]",), "recv": ("u32[]", "token[]")})
+#: the opcodes whose shape XLA's parser builds from their first operand's, followed by these
+#: (``CreateSend``: the data sent; ``CreateRecvDone``: the first element of the recv's shape)
+BUILT_FROM_OPERAND: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {"send": ("u32[]", "token[]"), "recv-done": ("token[]",)})
 #: the opcodes whose result shape XLA's parser works out when the text leaves it out
 #: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
 SHAPE_INFERRED: Final[frozenset[str]] = frozenset("""

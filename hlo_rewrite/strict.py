@@ -46,6 +46,7 @@ from . import escapes, lexicon
 from .errors import HloError, HloParseError
 from .opcodes import (
     BUILT_AFTER_DATA,
+    BUILT_FROM_OPERAND,
     BUILT_SHAPES,
     MODULE_ATTRS,
     SHAPE_INFERRED,
@@ -1086,7 +1087,7 @@ _FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
 _ARRAY_SHAPED = frozenset({"reshape", "map"})
 #: the operands whose shape XLA's parser reads as an array, by opcode (a reshape's number of
 #: elements, a compare's element type; the dynamic slices' are checked with their indices)
-_ARRAY_OPERANDS = {"reshape": (0,), "compare": (0, 1)}
+_ARRAY_OPERANDS = {"reshape": (0,), "compare": (0,)}
 
 
 def _is_array(shape: Shape) -> bool:
@@ -1118,16 +1119,29 @@ def _parsed_shape(text: str) -> Shape | None:
         return None
 
 
+#: how long a chain of instructions whose shape is built from their operand's is followed
+_BUILT_DEPTH = 64
+
 #: the -done instructions whose operand, when it is the start they finish, must share their channel
 _DONE_OF = {"send-done": "send", "recv-done": "recv"}
 
 
-def _built_shape(instr: Instruction) -> str | None:
+def _built_shape(instr: Instruction, depth: int = 0) -> str | None:
     """The shape XLA's parser gives ``instr``: the written one, but for
-    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES` and :data:`~hlo_rewrite.opcodes.BUILT_AFTER_DATA`."""
+    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES`, :data:`~hlo_rewrite.opcodes.BUILT_AFTER_DATA` and
+    :data:`~hlo_rewrite.opcodes.BUILT_FROM_OPERAND` (``depth``: how many of those led here)."""
     built = BUILT_SHAPES.get(instr.opcode)
     if built is not None:
         return built
+    after = BUILT_FROM_OPERAND.get(instr.opcode)
+    if after is not None:
+        comp = instr.computation
+        producer = comp.get(instr.operands[0]) if comp is not None and instr.operands else None
+        data = None if producer is None or depth > _BUILT_DEPTH else _built_shape(producer, depth + 1)
+        if data is not None and instr.opcode == "recv-done":
+            shape = _parsed_shape(data)
+            data = shape.tuple_shapes[0].text() if shape is not None and shape.is_tuple and shape.tuple_shapes else None
+        return instr.shape if data is None else "(" + ", ".join((data, *after)) + ")"
     tail = BUILT_AFTER_DATA.get(instr.opcode)
     if tail is None or instr.shape is None:
         return instr.shape

@@ -187,6 +187,17 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      12, 24, "expects an even number of operands, but has 3 operands"),
     ("concatenate on two dimensions", module("  p = f32[2,2] parameter(0)\n  ROOT r = f32[4,4] concatenate(p, p), "
                                              "dimensions={0,1}\n"), 11, 51, "expects exactly one dimension"),
+    # XLA's parser builds a send's shape from the data it sends, a recv-done's from its recv's
+    ("send-done declaring the send's shape as written", module(
+        "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
+        "  ROOT d = token[] send-done((f32[], u32[], token[]) s), channel_id=1\n"),
+     13, 30, "the declared operand shape (f32[], u32[], token[]) is not compatible with the shape "
+     "(f32[2], u32[], token[]) of 's'"),
+    ("signature with a recv-done's shape as written", "HloModule m\nENTRY e () -> f32[] {\n"
+     "  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=1\n"
+     "  ROOT d = f32[] recv-done(r), channel_id=1\n}\n",
+     2, 15, "Shape of computation e, f32[], is not compatible with that of its root instruction d, "
+     "(f32[2], token[])"),
     ("all-gather without a dimension", module("  p = f32[2] parameter(0)\n  ROOT r = f32[16] all-gather(p), "
                                               "dimensions={}, replica_groups={}\n"),
      11, 46, "all-gather takes its dimension from the first of dimensions={...}, and there is none"),
@@ -543,6 +554,12 @@ ACCEPTED: list[tuple[str, str]] = [
         "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
         '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
+    ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
+     "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
+     "  sd = token[] send-done((f32[2], u32[], token[]) s), channel_id=1\n"
+     "  r = (f32[2], u32[], token[]) recv(t), channel_id=2\n  ROOT d = f32[] recv-done(r), channel_id=2\n}\n"),
+    ("compare whose second operand is a tuple", module(
+        "  a = f32[2] parameter(0)\n  b = (f32[2]) parameter(1)\n  ROOT r = pred[2] compare(a, b), direction=EQ\n")),
     # XLA's parser takes the first dimension and reads the others
     ("all-gather and reduce-scatter with two dimensions", module(
         "  p = f32[2,2] parameter(0)\n  g = f32[16,2] all-gather(p), dimensions={0,1}, replica_groups={}\n"
