@@ -1095,13 +1095,6 @@ def _is_array(shape: Shape) -> bool:
     return not shape.is_tuple and shape.element_type not in ("token", "opaque")
 
 
-def _operand_rank(r: _Instr, k: int, local: dict[str, Instruction]) -> int | None:
-    """The rank of operand ``k`` (:func:`_operand_shape`); None when it is not known or it is
-    a tuple."""
-    shape = _operand_shape(r, k, local)
-    return None if shape is None or shape.is_tuple else shape.rank
-
-
 def _operand_shape(r: _Instr, k: int, local: dict[str, Instruction]) -> Shape | None:
     """The shape of operand ``k``: as declared before its name, else as its instruction's
     shape; None when neither is known."""
