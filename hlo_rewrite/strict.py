@@ -461,6 +461,29 @@ class _Checker:
                 read(spec.kind, value, spec.name)
         except ValueReadError as exc:
             raise self._header_error(at + exc.offset, f"error parsing attribute {spec.name}: {exc.message}") from None
+        if spec.name == "origin_recovery_table":
+            self._check_recovery_modules(value, at)
+
+    def _check_recovery_modules(self, value: str, at: int) -> None:
+        """The modules an ``origin_recovery_table`` holds (the strings between its entries,
+        each after the names it maps), each read in strict mode, as XLA's parser reads them; an
+        error in one stands where it is in this file (XLA names only the attribute)."""
+        from .reader import parse_module  # (the reader imports this module)
+
+        for start, end in _strings_at_top(value):
+            written = value[start:end]
+            try:
+                parse_module(escapes.c_unescape(written), self.filename, strict=True)
+            except HloError as exc:
+                message = f"in a module of origin_recovery_table: {exc.message}"
+                if "\\" in written or exc.line is None:
+                    # escapes move the columns: the module's own line and column are said instead
+                    where = f" (its line {exc.line}, column {exc.column})" if exc.line is not None else ""
+                    raise self._header_error(at + start, message + where) from None
+                lines = written.split("\n")
+                line = min(exc.line, len(lines))
+                offset = sum(len(x) + 1 for x in lines[: line - 1]) + min((exc.column or 1) - 1, len(lines[line - 1]))
+                raise self._header_error(at + start + offset, message) from None
 
     def check_computation(self, comp: Computation) -> None:
         params: dict[int, str] = {}
@@ -1088,6 +1111,22 @@ _ARRAY_SHAPED = frozenset({"reshape", "map"})
 #: the operands whose shape XLA's parser reads as an array, by opcode (a reshape's number of
 #: elements, a compare's element type; the dynamic slices' are checked with their indices)
 _ARRAY_OPERANDS = {"reshape": (0,), "compare": (0,)}
+
+
+def _strings_at_top(value: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the text of each quoted string directly inside the braced ``value``
+    (not inside a group of its own), between its quotes."""
+    pos, n = 1, len(value) - 1
+    while (pos := lexicon.skip_trivia(value, pos, n)) < n:
+        ch = value[pos]
+        if ch == '"':
+            end = lexicon.skip_string(value, pos)
+            yield pos + 1, end - 1
+            pos = end
+        elif ch in "{[(":
+            pos = lexicon.matching_close(value, pos, n)
+        else:
+            pos += 1
 
 
 def _is_array(shape: Shape) -> bool:

@@ -198,6 +198,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "  ROOT d = f32[] recv-done(r), channel_id=1\n}\n",
      2, 15, "Shape of computation e, f32[], is not compatible with that of its root instruction d, "
      "(f32[2], token[])"),
+    # the modules of an origin_recovery_table are read as XLA's parser reads them
+    ("recovery module with an unknown opcode", 'HloModule m, origin_recovery_table={\n  {"a"} : {"b"},\n  "\n'
+     "    ENTRY %r (p: f32[2]) -> f32[2] {\n      ROOT %p = f32[2]{0} bogus(parameter(0))\n    }\n"
+     '  "\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n',
+     5, 27, "in a module of origin_recovery_table: unknown opcode 'bogus'"),
+    ("recovery module that is empty", 'HloModule m, origin_recovery_table={\n  {"a"} : {"b"}, ""\n}\n\n'
+     "ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n",
+     2, 19, "in a module of origin_recovery_table: empty input"),
     ("all-gather without a dimension", module("  p = f32[2] parameter(0)\n  ROOT r = f32[16] all-gather(p), "
                                               "dimensions={}, replica_groups={}\n"),
      11, 46, "all-gather takes its dimension from the first of dimensions={...}, and there is none"),
@@ -560,6 +568,11 @@ ACCEPTED: list[tuple[str, str]] = [
      "  r = (f32[2], u32[], token[]) recv(t), channel_id=2\n  ROOT d = f32[] recv-done(r), channel_id=2\n}\n"),
     ("compare whose second operand is a tuple", module(
         "  a = f32[2] parameter(0)\n  b = (f32[2]) parameter(1)\n  ROOT r = pred[2] compare(a, b), direction=EQ\n")),
+    ("recovery modules with and without a header, and an entry without one",
+     'HloModule m, origin_recovery_table={\n  {"a"} : {"b"},\n  "\n'
+     "    ENTRY %r (p: f32[2]) -> f32[2] {\n      ROOT %p = f32[2]{0} parameter(0)\n    }\n"
+     '  "\n  {"c"} : {"d"}, "HloModule x ENTRY %s (p: f32[2]) -> f32[2] { ROOT %p = f32[2]{0} parameter(0) }"\n'
+     '  {"e" {0}} : {"f"}\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n'),
     # XLA's parser takes the first dimension and reads the others
     ("all-gather and reduce-scatter with two dimensions", module(
         "  p = f32[2,2] parameter(0)\n  g = f32[16,2] all-gather(p), dimensions={0,1}, replica_groups={}\n"
