@@ -156,6 +156,12 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT n = f32 [2] {0} negate(f32 /*x*/ [2] /*y*/ {0} p)\n}\n",
         {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
     ),
+    # a string inside a comment is the comment's: what follows it is read again
+    "quotes_in_line_comments_inside_shapes": (
+        "HloModule m\nENTRY e {\n  p = f32[2 // \"{ \"{\n]{0} parameter(0)\n"
+        "  ROOT n = f32[2 /* \"a\" */]{0} negate(f32[2 // \"\"\r\n] p)\n}\n",
+        {"e": ([("p", "parameter", []), ("n", "negate", ["p"])], "n")},
+    ),
     "brackets_that_do_not_pair_inside_backend_config": (
         "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
         "  ROOT n = f32[2]{0} custom-call(p), custom_call_target=\"x\", backend_config={a=[(}\n}\n",

@@ -60,7 +60,7 @@ _DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))
 _NUMBER = re.compile(r"[0-9]+")
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
-_STRING_BODY = re.compile(DOUBLE_QUOTED)
+_STRING_OR_COMMENT = re.compile(DOUBLE_QUOTED + "|" + COMMENT, re.S)
 # the pieces of a value as _clean_json reads them: a string, a comment, a brace, blanks, other text
 _VALUE_PIECE = re.compile(DOUBLE_QUOTED + "|" + COMMENT + r'|[{}]|\s+|[^"/{}\s]+|[/"]', re.S)
 
@@ -74,12 +74,19 @@ def _clean(text: str, json_from: int = 0) -> str:
     if json_from:
         return _clean_json(text, json_from)
     out = []
+    code: list[str] = []  # the text since the last string, its comments made blanks
     pos = 0
-    for m in _STRING_BODY.finditer(text):
-        out.append(_clean_code(text[pos : m.start()]))
-        out.append(m.group())
+    for m in _STRING_OR_COMMENT.finditer(text):  # whichever starts first: a string or a comment
+        code.append(text[pos : m.start()])
+        if m.group().startswith('"'):
+            out.append(_clean_code("".join(code)))
+            out.append(m.group())
+            code = []
+        else:
+            code.append(" ")  # (a quote inside a comment is the comment's)
         pos = m.end()
-    out.append(_clean_code(text[pos:]))
+    code.append(text[pos:])
+    out.append(_clean_code("".join(code)))
     return "".join(out).strip()
 
 
