@@ -765,8 +765,22 @@ class _Checker:
             at = r.value_at("dimensions")
             raise self.error(instr, r.text, at, f"{instr.opcode} takes its dimension from the first of "
                              "dimensions={...}, and there is none")
-        if name == "reshape" and r.shape_text is not None and len(r.names) == 1:
+        if name == "dynamic-reshape" and r.shape_text is not None:
+            written = _parsed_shape(r.shape_text[0])
+            if written is not None and len(r.names) != 1 + written.rank:
+                raise self.error(instr, r.text, r.operands_at - 1, f"a dynamic-reshape takes its operand and one "
+                                 f"size for each dimension of its shape, {1 + written.rank} "
+                                 f"operand{'s' if written.rank else ''}; it has "
+                                 f"{len(r.names)}")
+        if name in ("reshape", "dynamic-reshape") and r.shape_text is not None and r.names:
             self._check_reshape(instr, r, local)
+        if name == "recv-done" and r.names:
+            operand = _operand_shape(r, 0, local)
+            if operand is not None and not operand.is_tuple:
+                # XLA's parser makes the recv-done from the first element of its operand's shape
+                at = self._operand_at(instr, r, 0)
+                raise self.error(instr, r.text, at, f"a recv-done's operand is a recv, whose shape is a tuple; "
+                                 f"'{r.names[0]}' is {operand.text()}")
         if name in ("partition-id", "replica-id") and r.shape_text is not None:
             # another shape stops XLA's parser (a failed check making the instruction)
             written = _parsed_shape(r.shape_text[0])
@@ -818,7 +832,7 @@ class _Checker:
             return  # an unbounded dimension ('?'): not counted here
         before, after = math.prod(operand.dims), math.prod(result.dims)
         if before != after:
-            raise self.error(instr, r.text, r.opcode_at, f"a reshape keeps the number of elements: its operand "
+            raise self.error(instr, r.text, r.opcode_at, f"a {instr.opcode} keeps the number of elements: its operand "
                              f"has {before}, its shape {after}")
 
     def _check_replication(self, instr: Instruction, r: _Instr, name: str, shape: Shape | None,
@@ -1107,10 +1121,10 @@ def _check_layout(value: str) -> None:
 _FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
 #: opcodes whose own shape XLA's parser reads as an array (its dimensions), stopping the process
 #: on a tuple, a token or an opaque value
-_ARRAY_SHAPED = frozenset({"reshape", "map"})
+_ARRAY_SHAPED = frozenset({"reshape", "dynamic-reshape", "map"})
 #: the operands whose shape XLA's parser reads as an array, by opcode (a reshape's number of
 #: elements, a compare's element type; the dynamic slices' are checked with their indices)
-_ARRAY_OPERANDS = {"reshape": (0,), "compare": (0,)}
+_ARRAY_OPERANDS = {"reshape": (0,), "dynamic-reshape": (0,), "compare": (0,)}
 
 
 def _strings_at_top(value: str) -> Iterator[tuple[int, int]]:

@@ -206,6 +206,15 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("recovery module that is empty", 'HloModule m, origin_recovery_table={\n  {"a"} : {"b"}, ""\n}\n\n'
      "ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n",
      2, 19, "in a module of origin_recovery_table: empty input"),
+    ("dynamic reshape without a size for each dimension", module(
+        "  a = f32[4] parameter(0)\n  s = s32[] parameter(1)\n  ROOT r = f32[2,2] dynamic-reshape(a, s)\n"),
+     12, 36, "a dynamic-reshape takes its operand and one size for each dimension of its shape, 3 operands; "
+     "it has 2"),
+    ("dynamic reshape changing the number of elements", module(
+        "  a = f32[4] parameter(0)\n  ROOT r = f32[] dynamic-reshape(a)\n"),
+     11, 18, "a dynamic-reshape keeps the number of elements: its operand has 4, its shape 1"),
+    ("recv-done of an array", module("  a = f32[4] parameter(0)\n  ROOT r = f32[4] recv-done(a), channel_id=1\n"),
+     11, 29, "a recv-done's operand is a recv, whose shape is a tuple; 'a' is f32[4]"),
     ("all-gather without a dimension", module("  p = f32[2] parameter(0)\n  ROOT r = f32[16] all-gather(p), "
                                               "dimensions={}, replica_groups={}\n"),
      11, 46, "all-gather takes its dimension from the first of dimensions={...}, and there is none"),
@@ -573,6 +582,9 @@ ACCEPTED: list[tuple[str, str]] = [
      "    ENTRY %r (p: f32[2]) -> f32[2] {\n      ROOT %p = f32[2]{0} parameter(0)\n    }\n"
      '  "\n  {"c"} : {"d"}, "HloModule x ENTRY %s (p: f32[2]) -> f32[2] { ROOT %p = f32[2]{0} parameter(0) }"\n'
      '  {"e" {0}} : {"f"}\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n'),
+    ("dynamic reshape with a size for each dimension, and recv-done of a tuple", module(
+        "  a = f32[4] parameter(0)\n  s = s32[] parameter(1)\n  d = f32[2,<=2] dynamic-reshape(a, s, s)\n"
+        "  t = (f32[4], u32[], token[]) parameter(2)\n  ROOT r = (f32[4], token[]) recv-done(t), channel_id=1\n")),
     # XLA's parser takes the first dimension and reads the others
     ("all-gather and reduce-scatter with two dimensions", module(
         "  p = f32[2,2] parameter(0)\n  g = f32[16,2] all-gather(p), dimensions={0,1}, replica_groups={}\n"
