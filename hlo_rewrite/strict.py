@@ -128,8 +128,10 @@ _COUNT_RULES = {
     "dynamic-update-slice": (lambda n: n >= 2, "Expected at least two operands."),
     "dynamic-reshape": (lambda n: n >= 1, "Expected at least one operand."),
     "conditional": (lambda n: n >= 2, "expects a branch index and at least one branch operand"),
-    "collective-permute": (lambda n: n >= 1, "Expected at least one operand."),
 }
+#: opcodes whose operands XLA's parser counts only from below (more are read; fewer stop the
+#: process), in place of their arity
+_AT_LEAST = {"dot": 2, "rng-bit-generator": 1}
 _ASYNC = frozenset({"async-start", "async-update", "async-done"})
 _UNUSUAL_DIMS = re.compile(r"[<=?]")
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
@@ -621,7 +623,11 @@ class _Checker:
     def _check_operands(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
                         local: dict[str, Instruction]) -> None:
         n = len(r.names)
-        if spec.arity is not None and n != spec.arity:
+        least = _AT_LEAST.get(spec.name)
+        if least is not None and n < least:
+            raise self.error(instr, r.text, r.operands_at - 1,
+                             f"expects at least {least} operands, but has {n} operands")
+        if least is None and spec.arity is not None and n != spec.arity:
             raise self.error(instr, r.text, r.operands_at - 1,
                              f"expects {spec.arity} operands, but has {n} operands")
         rule = _COUNT_RULES.get(spec.name)

@@ -215,6 +215,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 18, "a dynamic-reshape keeps the number of elements: its operand has 4, its shape 1"),
     ("recv-done of an array", module("  a = f32[4] parameter(0)\n  ROOT r = f32[4] recv-done(a), channel_id=1\n"),
      11, 29, "a recv-done's operand is a recv, whose shape is a tuple; 'a' is f32[4]"),
+    ("dot of one operand", module("  a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(a), lhs_contracting_dims={1}, "
+                                  "rhs_contracting_dims={0}\n"),
+     11, 24, "expects at least 2 operands, but has 1 operands"),
     ("all-gather without a dimension", module("  p = f32[2] parameter(0)\n  ROOT r = f32[16] all-gather(p), "
                                               "dimensions={}, replica_groups={}\n"),
      11, 46, "all-gather takes its dimension from the first of dimensions={...}, and there is none"),
@@ -585,6 +588,12 @@ ACCEPTED: list[tuple[str, str]] = [
     ("dynamic reshape with a size for each dimension, and recv-done of a tuple", module(
         "  a = f32[4] parameter(0)\n  s = s32[] parameter(1)\n  d = f32[2,<=2] dynamic-reshape(a, s, s)\n"
         "  t = (f32[4], u32[], token[]) parameter(2)\n  ROOT r = (f32[4], token[]) recv-done(t), channel_id=1\n")),
+    # XLA's parser counts these operands only from below
+    ("dot, random bits and collective permute with other operand counts", module(
+        "  a = f32[2,2] parameter(0)\n  p = u64[2] parameter(1)\n"
+        "  d = f32[2,2] dot(a, a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  r = (u64[2], u32[4]) rng-bit-generator(p, p), algorithm=rng_default\n"
+        "  ROOT c = f32[8] collective-permute(), source_target_pairs={{0,1}}, channel_id=1\n")),
     # XLA's parser takes the first dimension and reads the others
     ("all-gather and reduce-scatter with two dimensions", module(
         "  p = f32[2,2] parameter(0)\n  g = f32[16,2] all-gather(p), dimensions={0,1}, replica_groups={}\n"
