@@ -283,7 +283,7 @@ _TABLE: dict[str, tuple[int | None, _Attrs]] = {
     "outfeed": (2, [("outfeed_config", Kind.STRING, False), ("outfeed_shape", Kind.SHAPE, False)]),
     "rng": (None, [("distribution", Kind.ENUM, True)]),
     "rng-get-and-update-state": (0, [("delta", Kind.INT, True)]),
-    "rng-bit-generator": (1, [("algorithm", Kind.RNG_ALGORITHM, True)]),
+    "rng-bit-generator": (None, [("algorithm", Kind.RNG_ALGORITHM, True)]),  # one at least
     "reduce-precision": (1, [("exponent_bits", Kind.INT, True), ("mantissa_bits", Kind.INT, True)]),
     "conditional": (None, [("true_computation", Kind.COMPUTATION, False),
                            ("false_computation", Kind.COMPUTATION, False),
@@ -298,7 +298,7 @@ _TABLE: dict[str, tuple[int | None, _Attrs]] = {
         ("literal", Kind.LITERAL, False), ("operand_precision", Kind.PRECISION_LIST, False),
         ("schedule", Kind.ENUM, False), ("api_version", Kind.ENUM, False),
     ]),
-    "dot": (2, _DOT + [("algorithm", Kind.DOT_ALGORITHM, False)]),
+    "dot": (None, _DOT + [("algorithm", Kind.DOT_ALGORITHM, False)]),  # two at least
     "ragged-dot": (3, _DOT + [("lhs_ragged_dims", Kind.INT_LIST, False),
                               ("rhs_group_dims", Kind.INT_LIST, False)]),
     "scaled-dot": (4, _DOT + [("algorithm", Kind.DOT_ALGORITHM, False)]),

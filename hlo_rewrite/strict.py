@@ -128,10 +128,10 @@ _COUNT_RULES = {
     "dynamic-update-slice": (lambda n: n >= 2, "Expected at least two operands."),
     "dynamic-reshape": (lambda n: n >= 1, "Expected at least one operand."),
     "conditional": (lambda n: n >= 2, "expects a branch index and at least one branch operand"),
+    # counted from below only: XLA's parser reads more, and stops the process on fewer
+    "dot": (lambda n: n >= 2, "expects at least 2 operands, but has {n} operands"),
+    "rng-bit-generator": (lambda n: n >= 1, "expects at least 1 operands, but has {n} operands"),
 }
-#: opcodes whose operands XLA's parser counts only from below (more are read; fewer stop the
-#: process), in place of their arity
-_AT_LEAST = {"dot": 2, "rng-bit-generator": 1}
 _ASYNC = frozenset({"async-start", "async-update", "async-done"})
 _UNUSUAL_DIMS = re.compile(r"[<=?]")
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
@@ -623,11 +623,7 @@ class _Checker:
     def _check_operands(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
                         local: dict[str, Instruction]) -> None:
         n = len(r.names)
-        least = _AT_LEAST.get(spec.name)
-        if least is not None and n < least:
-            raise self.error(instr, r.text, r.operands_at - 1,
-                             f"expects at least {least} operands, but has {n} operands")
-        if least is None and spec.arity is not None and n != spec.arity:
+        if spec.arity is not None and n != spec.arity:
             raise self.error(instr, r.text, r.operands_at - 1,
                              f"expects {spec.arity} operands, but has {n} operands")
         rule = _COUNT_RULES.get(spec.name)
@@ -1199,7 +1195,7 @@ def _built_shape(instr: Instruction, depth: int = 0) -> str | None:
         return instr.shape
     shape = _parsed_shape(instr.shape)
     if shape is None or not shape.is_tuple or not shape.tuple_shapes:
-        return instr.shape  # refused elsewhere (infeed), or XLA stops on it (recv)
+        return instr.shape  # refused where the instruction is checked (_check_rules)
     return "(" + ", ".join((shape.tuple_shapes[0].text(), *tail)) + ")"
 
 
