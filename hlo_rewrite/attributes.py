@@ -64,7 +64,7 @@ def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[
         while pos < n:
             if text[pos] != ",":
                 raise ValueError(f"expected ',' before {text[pos:pos + 20]!r}")
-            m = _NAME_RE.match(text, pos + 1)
+            m = _NAME_RE.match(text, skip_trivia(text, pos + 1))
             if m is None and out and out[-1][0] == "calls":
                 # `calls=%a, %b`: XLA's printer lists several fusion callees this way
                 vend = scan_value_end(text, pos + 1)

@@ -45,6 +45,11 @@ def test_quick_callees_refuse_what_they_cannot_vouch_for():
     assert quick_called_computations(", dimensions={0}") == []
 
 
+def test_comments_and_line_ends_between_a_comma_and_the_next_name_are_skipped():
+    assert split_attributes(", a=1, /* c */b={2}") == [("a", "1"), ("b", "{2}")]
+    assert split_attributes(", a=1,// c\n  b=2") == [("a", "1"), ("b", "2")]
+
+
 # ------------------------------------------------------------ the one-expression cut
 
 

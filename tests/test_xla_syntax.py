@@ -50,6 +50,19 @@ def test_an_instruction_written_over_lines_is_printed_on_one_line_when_a_pass_re
     assert out.endswith("\n}\n") and "to_apply=add\n" not in out and "dimensions={0}\n" not in out
 
 
+def test_a_send_and_recv_with_comments_in_their_attributes_are_fused_and_the_output_reads_back():
+    text, _ = READS["comments_in_the_attributes_of_a_send_and_recv"]
+    module = parse_module(text, "m.hlo")
+    (report,) = run_passes(module, ["fuse-send-recv"], PassOptions())
+    assert report.rewritten
+    out = print_module(module)
+    fused = [line for line in out.split("\n") if "AwsNeuronSendRecv" in line]
+    # the value keeps its comment and the line end after it: one line more
+    assert len(fused) == 1 and fused[0].endswith("{{0,1},// c")
+    again = parse_module(out, "out.hlo", strict=True)
+    assert again.entry.get("rd").frontend_attributes == module.entry.get("rd").frontend_attributes
+
+
 def test_an_instruction_sharing_its_line_starts_a_line_of_its_own_when_rewritten():
     text = (
         "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"

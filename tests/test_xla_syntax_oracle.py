@@ -127,3 +127,17 @@ def test_xla_reads_a_rewritten_text_that_is_one_instruction_as_one_instruction()
     run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
     out = print_module(module)
     assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))
+
+
+def test_xla_reads_the_fused_send_and_recv_with_the_comments_of_their_attributes():
+    from xla_syntax_cases import skeleton
+
+    from hlo_rewrite import parse_module, print_module
+    from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions
+    from hlo_rewrite.pipeline import run_passes
+
+    module = parse_module(READS["comments_in_the_attributes_of_a_send_and_recv"][0], "m.hlo")
+    run_passes(module, DEFAULT_PIPELINE, PassOptions())
+    out = print_module(module)
+    assert "AwsNeuronSendRecv" in out
+    assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))

@@ -241,6 +241,19 @@ READS: dict[str, tuple[str, dict]] = {
          "e": ([("p", "parameter", []), ("q", "all-reduce", ["p"]), ("r", "all-reduce", ["q"]),
                 ("s", "all-reduce", ["r"]), ("T", "parameter", [])], "s")},
     ),
+    # a comment between an attribute's ',' and its name; inside frontend attributes a comment and
+    # its line end are text of the value (a pass copying the value keeps them)
+    "comments_in_the_attributes_of_a_send_and_recv": (
+        "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  t = token[] after-all()\n"
+        "  r = (f32[8], u32[], token[]) recv(t), channel_id=1, /* c */frontend_attributes="
+        "{_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}\n"
+        "  s = (f32[8], u32[], token[]) send(p, t), channel_id=1,// c\n frontend_attributes="
+        "{_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}\n"
+        "  rd = (f32[8], token[]) recv-done(r), channel_id=1\n  sd = token[] send-done(s), channel_id=1\n"
+        "  ROOT d = f32[8] get-tuple-element(rd), index=0\n}\n",
+        {"e": ([("p", "parameter", []), ("t", "after-all", []), ("r", "recv", ["t"]), ("s", "send", ["p", "t"]),
+                ("rd", "recv-done", ["r"]), ("sd", "send-done", ["s"]), ("d", "get-tuple-element", ["rd"])], "d")},
+    ),
     "module_name_with_a_colon_then_comments": (
         "HloModule m: /* the name token may end in ':' */, is_scheduled=false\nENTRY e {\n"
         "  ROOT p = f32[] parameter(0)\n}\n",

@@ -91,7 +91,8 @@ def _clean(text: str, json_from: int = 0) -> str:
 
 
 def _clean_json(text: str, json_from: int) -> str:
-    """:func:`_clean` of a value that is JSON text from brace depth ``json_from`` on."""
+    """:func:`_clean` of a value that is JSON text from brace depth ``json_from`` on: there its
+    comments and line ends are text, and stay."""
     out = []
     depth = 0
     for m in _VALUE_PIECE.finditer(text):
@@ -103,8 +104,8 @@ def _clean_json(text: str, json_from: int) -> str:
             depth -= 1
         elif first == "/" and piece[1:2] in ("/", "*") and depth < json_from:
             piece = " "
-        elif first.isspace() and ("\n" in piece or "\r" in piece):
-            piece = " "
+        elif first.isspace() and ("\n" in piece or "\r" in piece) and depth < json_from:
+            piece = " "  # (inside the JSON text a line end is the value's own, as a comment is)
         out.append(piece)
     return "".join(out).strip()
 
