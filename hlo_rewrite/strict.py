@@ -170,6 +170,14 @@ class _Instr:
         self.operands_end = 0
         self.attrs: list[tuple[str, int, str, int]] = []  # name, at, value, value_at
 
+    def with_shape(self, shape_text: str, at: int) -> _Instr:
+        """The same instruction read with another shape (written at ``at``)."""
+        view = _Instr(self.text, self.inline)
+        for slot in _Instr.__slots__:
+            setattr(view, slot, getattr(self, slot))
+        view.shape_text = (shape_text, at)
+        return view
+
     def value_at(self, key: str, default: int | None = None) -> int:
         """Where the value of attribute ``key`` starts (``default`` when it is not written)."""
         at = next((vat for k, _a, _v, vat in self.attrs if k == key), default)
@@ -564,6 +572,8 @@ class _Checker:
                 raise self.error(instr, text, exc.offset, exc.message) from None
         else:
             self._check_operands(instr, r, spec, local)
+            if wrapped is not None and wrapped[0] == "async-start":
+                self._check_wrapped_operands(instr, r, wrapped[1], local)
         attrs = self._check_attrs(instr, r, spec, wrapped, local)
         self._check_rules(instr, r, spec, shape, attrs, local, wrapped)
 
@@ -655,6 +665,24 @@ class _Checker:
                                  f"the declared operand shape {declared.text()} is not compatible with "
                                  f"the shape {own.text()} of '{name}'")
 
+    def _check_wrapped_operands(self, instr: Instruction, r: _Instr, opcode: str,
+                                local: dict[str, Instruction]) -> None:
+        """The operands of a shorthand start (``add-start(a, b)``) are those of the instruction it
+        wraps. XLA's parser makes that one from them without counting them: on fewer than its
+        opcode takes it stops the process, more it reads; the rules after the count hold."""
+        spec = spec_of(opcode)
+        assert spec is not None  # (split_async_opcode names known opcodes only)
+        n = len(r.names)
+        if spec.arity is not None and n < spec.arity:
+            raise self.error(instr, r.text, r.operands_at - 1, f"the {opcode} that {instr.opcode} wraps takes "
+                             f"{spec.arity} operand{'s' if spec.arity != 1 else ''}, and it has {n}")
+        rule = _COUNT_RULES.get(opcode)
+        if rule is not None and not rule[0](n):
+            raise self.error(instr, r.text, r.operands_at - 1, rule[1].format(n=n))
+        first_index = _FIRST_INDEX.get(opcode)
+        if first_index is not None:
+            self._check_index_count(instr, r, first_index, local)
+
     def _check_attrs(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
                      wrapped: tuple[str, str] | None, local: dict[str, Instruction]) -> dict[str, object]:
         allowed, required = _allowed(instr.opcode, spec, wrapped)
@@ -741,9 +769,11 @@ class _Checker:
 
     def _check_rules(self, instr: Instruction, r: _Instr, spec: OpcodeSpec, shape: Shape | None,
                      attrs: dict[str, object], local: dict[str, Instruction],
-                     wrapped: tuple[str, str] | None) -> None:
+                     wrapped: tuple[str, str] | None, preset: bool = False) -> None:
+        """The rules of ``spec``'s opcode; ``preset``: for the instruction a shorthand start
+        wraps, which XLA's parser makes from the start's operands without counting them."""
         name = spec.name
-        if name == "tuple" and r.shape_text is not None:
+        if name == "tuple" and r.shape_text is not None and not preset:
             self._check_tuple(instr, r)
         if name in _ARRAY_SHAPED and r.shape_text is not None:
             written = _parsed_shape(r.shape_text[0])
@@ -819,6 +849,12 @@ class _Checker:
             raise self.error(instr, r.text, r.opcode_at, "infeed must have a non-empty tuple shape")
         if name in ("async-start", "async-update", "async-done"):
             self._check_async(instr, r, name, shape, attrs, local, wrapped)
+            if wrapped is not None and wrapped[0] == "async-start" and shape is not None:
+                # the wrapped instruction gives the second element of the start's shape
+                inner, inner_shape = spec_of(wrapped[1]), shape.tuple_shapes[1]
+                assert inner is not None and r.shape_text is not None
+                view = r.with_shape(inner_shape.text(), r.shape_text[1])
+                self._check_rules(instr, view, inner, inner_shape, attrs, local, None, preset=True)
         if name in _DONE_OF and len(r.names) == 1:
             self._check_done_channel(instr, r, name, attrs, local)
 
@@ -1016,17 +1052,15 @@ def _allowed(opcode: str, spec: OpcodeSpec, wrapped: tuple[str, str] | None,
     if got is not None:
         return got
     allowed = dict(spec.attrs)
+    if wrapped is not None:
+        allowed.pop("calls", None)  # the shorthand builds the async computation itself
     if wrapped is not None and wrapped[0] == "async-start":
-        # custom-call-start: the wrapped opcode's attributes, and async-start's own but calls=
+        # custom-call-start: async-start's own attributes and the wrapped opcode's, its own
+        # calls= among them (fusion-start)
         inner = spec_of(wrapped[1])
         assert inner is not None
         allowed.update(inner.attrs)
-        allowed.pop("calls", None)
-    elif wrapped is not None:
-        allowed.pop("calls", None)
     required = frozenset(k for k, a in allowed.items() if a.required)
-    if wrapped is not None and wrapped[0] == "async-start":
-        required = required - {"calls"}
     got = _ALLOWED[opcode] = (allowed, required)
     return got
 

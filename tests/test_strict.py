@@ -20,6 +20,7 @@ ADD = """add {
 
 
 #: an ENTRY body of one instruction, for cases about what stands around it
+FUSED = "fused {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n"
 ONE_PARAMETER = "  ROOT p = f32[] parameter(0)\n"
 
 
@@ -54,6 +55,26 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         '  u = ((f32[10]), f32[20], s32[]) custom-call-update(s), async_execution_thread="foo_thread"\n'
         "  ROOT d = f32[20] custom-call-done(u)\n"),
      12, 81, "Expect async_execution_thread to be main, but got foo_thread"),
+    # a shorthand start (add-start) wraps an instruction XLA's parser makes from its operands
+    # without counting them; the wrapped opcode's other rules hold, on the start's second shape
+    ("shorthand start with fewer operands than it wraps", module(
+        "  a = f32[4] parameter(0)\n  s = ((f32[4]), f32[4]) add-start(a)\n  ROOT d = f32[4] add-done(s)\n"),
+     11, 35, "the add that add-start wraps takes 2 operands, and it has 1"),
+    ("shorthand start of a reduce with an odd operand count", module(
+        "  a = f32[4] parameter(0)\n  s = ((f32[4]), f32[]) reduce-start(a), dimensions={0}, to_apply=add\n"
+        "  ROOT d = f32[] reduce-done(s)\n"),
+     11, 37, "expects an even number of operands, but has 1 operands"),
+    ("shorthand start of a partition-id of another shape", module(
+        "  s = ((), s32[]) partition-id-start()\n  ROOT d = s32[] partition-id-done(s)\n"),
+     10, 7, "a partition-id gives a u32[] scalar, not s32[]"),
+    ("shorthand start of a concatenate with two dimensions", module(
+        "  a = f32[4] parameter(0)\n  s = ((f32[4], f32[4]), f32[8]) concatenate-start(a, a), dimensions={0,0}\n"
+        "  ROOT d = f32[8] concatenate-done(s)\n"),
+     11, 70, "concatenate-start expects exactly one dimension"),
+    ("shorthand fusion start without its computation", module(
+        "  a = f32[4] parameter(0)\n  s = ((f32[4]), f32[4]) fusion-start(a), kind=kLoop\n"
+        "  ROOT d = f32[4] fusion-done(s)\n", before=FUSED),
+     10, 41, "attribute calls is expected but not seen"),
     ("infeed without a tuple shape", module("  t = token[] after-all()\n  ROOT i = pred[] infeed(t)\n"),
      11, 19, "infeed must have a non-empty tuple shape"),
     ("window pad with an interior part", module(
@@ -573,6 +594,11 @@ ACCEPTED: list[tuple[str, str]] = [
         'custom_call_target="foo"\n'
         "  u = ((f32[10]), f32[20], s32[]) custom-call-update(s)\n"
         '  ROOT d = f32[20] custom-call-done(u), async_execution_thread="t1"\n')),
+    ("shorthand starts: more operands than they wrap, a tuple of an array, a fusion", module(
+        "  a = f32[4] parameter(0)\n  s = ((f32[4], f32[4], f32[4]), f32[4]) add-start(a, a, a)\n"
+        "  d = f32[4] add-done(s)\n  t = ((), f32[4]) tuple-start()\n  u = f32[4] tuple-done(t)\n"
+        "  f = ((f32[4]), f32[4]) fusion-start(d), kind=kLoop, calls=fused\n"
+        "  ROOT g = f32[4] fusion-done(f)\n", before=FUSED)),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
      "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
