@@ -190,6 +190,7 @@ class _Checker:
         self.module = module
         self.filename = module.filename
         self.defined: set[str] = set()  # computations defined so far
+        self.by_name: dict[str, Computation] | None = None  # every computation, once a rule asks
         #: tuple and dynamic shapes read already (long tuple shapes repeat in big modules)
         self.shapes: set[str | None] = set()
         #: (attribute, value text) -> value read, for the values a module repeats
@@ -825,6 +826,8 @@ class _Checker:
             if len(r.names) != count + 1:
                 raise self.error(instr, r.text, r.operands_at - 1, f"a conditional of {count} branches takes "
                                  f"{count + 1} operands, the index and one for each branch; it has {len(r.names)}")
+        if name == "scan":
+            self._check_scan(instr, r, attrs)
         if "parameter_replication" in attrs:
             self._check_replication(instr, r, name, shape, attrs["parameter_replication"])  # type: ignore[arg-type]
         collective = wrapped[1] if wrapped is not None and wrapped[0] == "async-start" else name
@@ -857,6 +860,23 @@ class _Checker:
                 self._check_rules(instr, view, inner, inner_shape, attrs, local, None, preset=True)
         if name in _DONE_OF and len(r.names) == 1:
             self._check_done_channel(instr, r, name, attrs, local)
+
+    def _check_scan(self, instr: Instruction, r: _Instr, attrs: dict[str, object]) -> None:
+        """A scan takes one operand for each parameter of its computation, and at least its
+        ``num_carries`` of them (XLA's parser counts both)."""
+        n = len(r.names)
+        callee = attrs.get("to_apply")
+        if self.by_name is None:
+            self.by_name = {c.name: c for c in self.module.computations}
+        comp = self.by_name.get(callee) if isinstance(callee, str) else None
+        if comp is not None and len(comp.parameters()) != n:
+            raise self.error(instr, r.text, r.operands_at - 1, f"expects {n} operands to match the number of "
+                             f"parameters of to_apply, but to_apply has {len(comp.parameters())} parameters")
+        carries = attrs.get("num_carries")
+        if isinstance(carries, int) and not 0 <= carries <= n:
+            at = r.value_at("num_carries")
+            raise self.error(instr, r.text, at, f"expects at least {carries} operands to match the number of "
+                             f"carries, but has {n} operands")
 
     def _check_reshape(self, instr: Instruction, r: _Instr, local: dict[str, Instruction]) -> None:
         """A reshape keeps its operand's number of elements (a bounded dimension counts its

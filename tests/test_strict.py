@@ -21,6 +21,8 @@ ADD = """add {
 
 #: an ENTRY body of one instruction, for cases about what stands around it
 FUSED = "fused {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n"
+SCAN_STEP = ("step {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  s = f32[] add(x, y)\n"
+             "  ROOT t = (f32[], f32[]) tuple(s, s)\n}\n")
 ONE_PARAMETER = "  ROOT p = f32[] parameter(0)\n"
 
 
@@ -75,6 +77,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  a = f32[4] parameter(0)\n  s = ((f32[4]), f32[4]) fusion-start(a), kind=kLoop\n"
         "  ROOT d = f32[4] fusion-done(s)\n", before=FUSED),
      10, 41, "attribute calls is expected but not seen"),
+    ("scan of fewer operands than its computation's parameters", module(
+        "  a = f32[4] parameter(0)\n  ROOT s = (f32[4], f32[]) scan(a), dimensions={0}, num_carries=1, "
+        "to_apply=step\n", before=SCAN_STEP),
+     12, 32, "expects 1 operands to match the number of parameters of to_apply, but to_apply has 2 parameters"),
+    ("scan of more carries than operands", module(
+        "  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT s = (f32[4], f32[]) scan(a, z), "
+        "dimensions={0}, num_carries=3, to_apply=step\n", before=SCAN_STEP),
+     13, 68, "expects at least 3 operands to match the number of carries, but has 2 operands"),
     ("infeed without a tuple shape", module("  t = token[] after-all()\n  ROOT i = pred[] infeed(t)\n"),
      11, 19, "infeed must have a non-empty tuple shape"),
     ("window pad with an interior part", module(
@@ -599,6 +609,10 @@ ACCEPTED: list[tuple[str, str]] = [
         "  d = f32[4] add-done(s)\n  t = ((), f32[4]) tuple-start()\n  u = f32[4] tuple-done(t)\n"
         "  f = ((f32[4]), f32[4]) fusion-start(d), kind=kLoop, calls=fused\n"
         "  ROOT g = f32[4] fusion-done(f)\n", before=FUSED)),
+    ("scans with no carry and with every operand a carry", module(
+        "  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+        "  s = (f32[4], f32[]) scan(a, z), dimensions={0}, num_carries=0, to_apply=step\n"
+        "  ROOT t = (f32[4], f32[]) scan(a, z), dimensions={0}, num_carries=2, to_apply=step\n", before=SCAN_STEP)),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
      "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
