@@ -16,6 +16,10 @@ safe-mode check on the output. Every example ends in one of:
 - ``crashed``: any other exception (a failure);
 - ``slow``: longer than ``--time-limit`` seconds (stopped by an alarm; a failure).
 
+With ``--xla``, a module both parsers read that the passes (or the check of their output) then
+refuse counts as ``passes-refuse``: not a failure (a pass may refuse what a parser reads), but
+saved and shown, since a reading that misses a layout can first show there.
+
 The exit status is 1 when any failure was seen, 0 otherwise. Failing inputs are written to
 ``--save DIR`` (if given) as ``<kind>-<index>.hlo`` to reproduce them with ``hlo-rewrite``.
 Run from the repository root: ``python tests/fuzz_corpus.py --count 100000``.
@@ -372,7 +376,7 @@ def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = Non
 
 #: how our reading of a module compares with XLA's parser (``--xla``)
 XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abort", "xla-abort-ours-accept",
-             "xla-older", "xla-only", "misread", "strict-only")
+             "xla-older", "xla-only", "misread", "strict-only", "passes-refuse")
 #: the disagreements that are failures: XLA reads a module we reject, or both read it differently;
 #: with ``--strict`` also strict mode reading a module XLA rejects ("strict-only")
 XLA_FAILURES = ("xla-only", "misread", "strict-only")
@@ -606,9 +610,13 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
         if xla and xla_counts is not None and outcome.kind in ("accepted", "rejected"):
             text = data.decode("utf-8", errors="replace")
             kind, detail = compare_with_xla(text, xla_reader, strict=strict)
+            if outcome.kind == "rejected" and kind in ("same", "renamed"):
+                # both read the module, and the passes (or the check of their output) refused it:
+                # not a failure (a pass may refuse what the parser reads), saved to be looked at
+                kind, detail = "passes-refuse", outcome.detail
             xla_counts[kind] += 1
             xla_counts[f"{kind} by {'+'.join(sorted(set(names)))}"] += 1
-            if kind in XLA_FAILURES:
+            if kind in XLA_FAILURES or kind == "passes-refuse":
                 if save is not None:
                     save.mkdir(parents=True, exist_ok=True)
                     (save / f"{kind}-{index}.hlo").write_bytes(data)
@@ -681,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {counts[k]}" for k in KINDS))
     if args.xla:
         print("against XLA's parser: " + ", ".join(f"{k} {xla_counts[k]}" for k in XLA_KINDS))
-        for key in sorted(k for k in xla_counts if " by " in k and k.split(" by ")[0] in XLA_FAILURES + ("xla-bug",)):
+        for key in sorted(k for k in xla_counts if " by " in k and k.split(" by ")[0] in XLA_FAILURES + ("xla-bug", "passes-refuse")):
             print(f"  {key}: {xla_counts[key]}")
     failed = any(counts[k] for k in FAILURES) or any(xla_counts[k] for k in XLA_FAILURES)
     return 1 if failed else 0
