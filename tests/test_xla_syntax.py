@@ -63,6 +63,13 @@ def test_a_send_and_recv_with_comments_in_their_attributes_are_fused_and_the_out
     assert again.entry.get("rd").frontend_attributes == module.entry.get("rd").frontend_attributes
 
 
+def test_the_grammar_reads_operands_named_like_opcodes_after_their_shapes():
+    module = parse_module(READS["operands_named_like_opcodes_after_their_shapes"][0], "m.hlo")
+    for instr in module.entry.instructions:
+        assert instr.syntax().operands == instr.operands
+    assert module.entry.get("r").attr("index") == 0
+
+
 def test_an_instruction_sharing_its_line_starts_a_line_of_its_own_when_rewritten():
     text = (
         "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"

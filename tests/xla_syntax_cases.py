@@ -254,6 +254,21 @@ READS: dict[str, tuple[str, dict]] = {
         {"e": ([("p", "parameter", []), ("t", "after-all", []), ("r", "recv", ["t"]), ("s", "send", ["p", "t"]),
                 ("rd", "recv-done", ["r"]), ("sd", "send-done", ["s"]), ("d", "get-tuple-element", ["rd"])], "d")},
     ),
+    # a custom-call's literal: a shape, then a literal, which may stand apart (and a layout
+    # after the shape, which XLA's parser reads as the shape's)
+    "literal_attribute_over_lines": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+        "  c = f32[2]{0} custom-call(p), custom_call_target=\"x\", literal=f32[] /* c */\n    0.1\n"
+        "  ROOT d = f32[2]{0} custom-call(c), custom_call_target=\"y\", literal=f32[2]{0}\n    {1, 2}\n}\n",
+        {"e": ([("p", "parameter", []), ("c", "custom-call", ["p"]), ("d", "custom-call", ["c"])], "d")},
+    ),
+    # XLA's lexer reads a word spelt like an opcode as a name wherever a name stands
+    "operands_named_like_opcodes_after_their_shapes": (
+        "HloModule m\nENTRY e {\n  add = f32[] parameter(0)\n  recv = f32[] negate(f32[] add)\n"
+        "  constant = (f32[]) tuple(f32[] recv)\n  ROOT r = f32[] get-tuple-element((f32[]) constant), index=0\n}\n",
+        {"e": ([("add", "parameter", []), ("recv", "negate", ["add"]), ("constant", "tuple", ["recv"]),
+                ("r", "get-tuple-element", ["constant"])], "r")},
+    ),
     "module_name_with_a_colon_then_comments": (
         "HloModule m: /* the name token may end in ':' */, is_scheduled=false\nENTRY e {\n"
         "  ROOT p = f32[] parameter(0)\n}\n",

@@ -246,6 +246,21 @@ class TokenReader:
                 return i
             i = j
 
+    def _literal_end(self, pos: int) -> int:
+        """The offset just past a ``literal=`` value: a shape, then a literal (``f32[] 0.1``,
+        ``f32[2]{0} {1, 2}``, ``(f32[], s32[]) (1, 2)``), which may stand apart."""
+        end, shape = self._shape(pos)
+        if shape is None:
+            return self.value_end(pos)  # (for the value's reader to refuse)
+        text = self.text
+        q = self.skip(end)
+        if text.startswith("{", q):
+            return self.brace_end(q)
+        if text.startswith("(", q):
+            return self.group_end(q)
+        m = _ATOM.match(text, q)
+        return end if m is None else m.end()
+
     def _iota_goes_on(self, pos: int, i: int, j: int) -> bool:
         """Whether the value read from ``pos`` to ``i`` goes on at ``j`` as an iota list does."""
         text = self.text
@@ -454,7 +469,7 @@ class TokenReader:
                              pos)
         v = self.skip(w.end() + 1)
         json_from = json_text_from(w.group()) if self.text.startswith("{", v) else 0
-        end = self.value_end(v, json_from)
+        end = self._literal_end(v) if w.group() == "literal" else self.value_end(v, json_from)
         if end == v:
             raise self.error(HloParseError, f"expected a value for attribute '{w.group()}'", v)
         return (w.group(), _clean(self.text[v:end], json_from)), end
