@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .ir import Computation, Instruction, Module, Style
+from .lexicon import skip_trivia
 
 
 def format_operands(instr: Instruction, style: Style) -> str:
@@ -228,10 +229,10 @@ def detect_style(module: Module) -> Style:
     first = next((i for i in entry.instructions if i.text), None)
     if first is not None and first.text is not None:
         text = first.text
-        head = text.lstrip(" \t\r\n")
-        if head.startswith("ROOT"):
-            head = head[4:].lstrip()
-        style.percent = head.startswith("%")
+        at = skip_trivia(text, 0)  # (a comment may stand before it)
+        if text.startswith("ROOT", at):
+            at = skip_trivia(text, at + 4)
+        style.percent = text.startswith("%", at)
         if first.spans_text:
             line = text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1 :]
             indent = line[: len(line) - len(line.lstrip(" \t"))]

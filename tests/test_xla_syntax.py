@@ -63,6 +63,17 @@ def test_a_send_and_recv_with_comments_in_their_attributes_are_fused_and_the_out
     assert again.entry.get("rd").frontend_attributes == module.entry.get("rd").frontend_attributes
 
 
+def test_a_rewritten_line_takes_the_percent_names_of_an_entry_that_starts_with_a_comment():
+    text = ("HloModule m\n\n%add {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+            "  ROOT %s = f32[] add(%x, %y)\n}\n\nENTRY %e {\n  /* c */ %p = f32[8] parameter(0)\n"
+            "  ROOT %ar = f32[8] all-reduce(f32[8] %p), replica_groups={}, to_apply=%add\n}\n")
+    module = parse_module(text, "m.hlo")
+    run_passes(module, ["convert-collectives-to-custom-call"], PassOptions())
+    out = print_module(module)
+    assert "  ROOT %ar = f32[8] custom-call(f32[8] %p), custom_call_target=" in out
+    assert "  /* c */ %p = f32[8] parameter(0)\n" in out
+
+
 def test_the_grammar_reads_operands_named_like_opcodes_after_their_shapes():
     module = parse_module(READS["operands_named_like_opcodes_after_their_shapes"][0], "m.hlo")
     for instr in module.entry.instructions:
