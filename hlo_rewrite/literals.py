@@ -22,7 +22,7 @@ import re
 from typing import Final
 
 from . import lexicon
-from .shapes import Shape
+from .shapes import Shape, shape_end
 from .values import ValueReadError
 
 __all__ = ["check_literal", "split_shape_prefix"]
@@ -381,10 +381,6 @@ def check_literal(shape: Shape, text: str, base: int = 0) -> None:
         offset += len(piece) + 1
 
 
-_SHAPE_PREFIX_RE = re.compile(
-    r"[ \t\r\n]*[a-z][a-z0-9]*\[[^\]]*\](?:\{[0-9, \t]*(?::[^{}]*)?\})?")
-
-
 def split_shape_prefix(text: str) -> tuple[str, int]:
     """``("f32[2]{0}", 10)`` for ``"f32[2]{0} {1, 2}"``: the shape and where the literal starts."""
     start = lexicon.skip_trivia(text, 0)
@@ -394,7 +390,7 @@ def split_shape_prefix(text: str) -> tuple[str, int]:
         except ValueError as exc:
             raise ValueReadError(str(exc), start) from None
         return text[start:end], end
-    m = _SHAPE_PREFIX_RE.match(text, start)
-    if m is None:
-        raise ValueReadError("expected a shape before the literal", start)
-    return text[start : m.end()], m.end()
+    end = shape_end(text, start)  # (blanks and comments may stand between its tokens)
+    if isinstance(end, tuple):
+        raise ValueReadError(f"expected a shape before the literal: {end[1]}", end[0])
+    return text[start:end], end

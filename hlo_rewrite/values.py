@@ -529,10 +529,11 @@ def _read_window(r: _Reader) -> str:
     r.punct("{")
     seen: dict[str, str] = {}
     while not r.eat("}"):
-        key = r.word("a window field (size=, stride=, pad=, ...)")
+        if not _is_glued_key(r):  # (XLA's lexer reads "size=" as one token)
+            raise r.fail("a window field glued to its '=' (size=, stride=, pad=, ...)")
+        key, at = _glued_key(r)
         if key not in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"):
-            raise ValueReadError(f"unknown window field '{key}'", r.toks[r.i - 1][2])
-        r.punct("=")
+            raise ValueReadError(f"unknown window field '{key}'", at)
         if key in seen:
             raise ValueReadError(f"sub-attribute '{key}=' already exists", r.at())
         tok = r.peek()
@@ -674,15 +675,20 @@ def _read_statistics(r: _Reader) -> dict[str, float]:
     out: dict[str, float] = {}
     if r.eat("}"):
         return out
-    key = r.word("visualizing_index=")
-    r.punct("=")
+    key = _statistic_key(r, "visualizing_index=")
     out[key] = r.integer()
     while r.eat(","):
-        key = r.word("a statistic name")
-        r.punct("=")
+        key = _statistic_key(r, "a statistic name glued to its '='")
         out[key] = r.number()
     r.punct("}")
     return out
+
+
+def _statistic_key(r: _Reader, what: str) -> str:
+    """A statistic's ``name=``, which XLA's lexer reads as one token; the reader is left after it."""
+    if not _is_glued_key(r):
+        raise r.fail(what)
+    return _glued_key(r)[0]
 
 
 def _string(r: _Reader) -> str:

@@ -85,6 +85,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT s = (f32[4], f32[]) scan(a, z), "
         "dimensions={0}, num_carries=3, to_apply=step\n", before=SCAN_STEP),
      13, 68, "expects at least 3 operands to match the number of carries, but has 2 operands"),
+    # XLA's lexer reads a sub-attribute's name glued to its '=' as one token
+    ("statistic name apart from its '='", module(
+        "  ROOT c = s32[] constant(-42), statistics={visualizing_index=1,stat-1 =33}\n"),
+     10, 65, "expected a statistic name glued to its '='"),
+    ("window field apart from its '='", module(
+        "  p = f32[4,4] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[2,2] reduce-window(p, z), window={size=2x2 stride\n=2x2}, to_apply=add\n"),
+     12, 59, "expected a window field glued to its '='"),
     ("infeed without a tuple shape", module("  t = token[] after-all()\n  ROOT i = pred[] infeed(t)\n"),
      11, 19, "infeed must have a non-empty tuple shape"),
     ("window pad with an interior part", module(
@@ -613,6 +621,9 @@ ACCEPTED: list[tuple[str, str]] = [
         "  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
         "  s = (f32[4], f32[]) scan(a, z), dimensions={0}, num_carries=0, to_apply=step\n"
         "  ROOT t = (f32[4], f32[]) scan(a, z), dimensions={0}, num_carries=2, to_apply=step\n", before=SCAN_STEP)),
+    ("a literal's shapes with comments and line ends in their layouts", module(
+        "  ROOT c = f32[2] custom-call(), custom_call_target=\"x\", literal=( s32[2]{0 /* c */} {1, 2}, "
+        "pred[1]{\n0} {1} )\n")),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
      "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
