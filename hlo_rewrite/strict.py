@@ -574,7 +574,9 @@ class _Checker:
         else:
             self._check_operands(instr, r, spec, local)
             if wrapped is not None and wrapped[0] == "async-start":
-                self._check_wrapped_operands(instr, r, wrapped[1], local)
+                inner = spec_of(wrapped[1])
+                assert inner is not None  # (split_async_opcode names known opcodes only)
+                self._check_counts(instr, r, inner, local, preset=True)
         attrs = self._check_attrs(instr, r, spec, wrapped, local)
         self._check_rules(instr, r, spec, shape, attrs, local, wrapped)
 
@@ -631,10 +633,17 @@ class _Checker:
                              f"(also '{params[number]}')")
         params[number] = instr.name
 
-    def _check_operands(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
-                        local: dict[str, Instruction]) -> None:
+    def _check_counts(self, instr: Instruction, r: _Instr, spec: OpcodeSpec, local: dict[str, Instruction],
+                      preset: bool = False) -> None:
+        """The number of operands ``spec``'s opcode takes. ``preset``: the instruction a shorthand
+        start wraps (``add-start(a, b)``), which XLA's parser makes from the start's operands
+        without counting them: on fewer than its opcode takes it stops the process, more it
+        reads; the rules after the count hold."""
         n = len(r.names)
-        if spec.arity is not None and n != spec.arity:
+        if spec.arity is not None and n < spec.arity and preset:
+            raise self.error(instr, r.text, r.operands_at - 1, f"the {spec.name} that {instr.opcode} wraps takes "
+                             f"{spec.arity} operand{'s' if spec.arity != 1 else ''}, and it has {n}")
+        if spec.arity is not None and n != spec.arity and not preset:
             raise self.error(instr, r.text, r.operands_at - 1,
                              f"expects {spec.arity} operands, but has {n} operands")
         rule = _COUNT_RULES.get(spec.name)
@@ -643,6 +652,10 @@ class _Checker:
         first_index = _FIRST_INDEX.get(spec.name)
         if first_index is not None:
             self._check_index_count(instr, r, first_index, local)
+
+    def _check_operands(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
+                        local: dict[str, Instruction]) -> None:
+        self._check_counts(instr, r, spec, local)
         if r.shapes is not None:
             for k, (shape_text, name) in enumerate(zip(r.shapes, r.names, strict=True)):
                 producer = local.get(name)
@@ -665,24 +678,6 @@ class _Checker:
                 raise self.error(instr, r.text, at,
                                  f"the declared operand shape {declared.text()} is not compatible with "
                                  f"the shape {own.text()} of '{name}'")
-
-    def _check_wrapped_operands(self, instr: Instruction, r: _Instr, opcode: str,
-                                local: dict[str, Instruction]) -> None:
-        """The operands of a shorthand start (``add-start(a, b)``) are those of the instruction it
-        wraps. XLA's parser makes that one from them without counting them: on fewer than its
-        opcode takes it stops the process, more it reads; the rules after the count hold."""
-        spec = spec_of(opcode)
-        assert spec is not None  # (split_async_opcode names known opcodes only)
-        n = len(r.names)
-        if spec.arity is not None and n < spec.arity:
-            raise self.error(instr, r.text, r.operands_at - 1, f"the {opcode} that {instr.opcode} wraps takes "
-                             f"{spec.arity} operand{'s' if spec.arity != 1 else ''}, and it has {n}")
-        rule = _COUNT_RULES.get(opcode)
-        if rule is not None and not rule[0](n):
-            raise self.error(instr, r.text, r.operands_at - 1, rule[1].format(n=n))
-        first_index = _FIRST_INDEX.get(opcode)
-        if first_index is not None:
-            self._check_index_count(instr, r, first_index, local)
 
     def _check_attrs(self, instr: Instruction, r: _Instr, spec: OpcodeSpec,
                      wrapped: tuple[str, str] | None, local: dict[str, Instruction]) -> dict[str, object]:
