@@ -262,6 +262,11 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT d = f32[2]{0} custom-call(c), custom_call_target=\"y\", literal=f32[2]{0}\n    {1, 2}\n}\n",
         {"e": ([("p", "parameter", []), ("c", "custom-call", ["p"]), ("d", "custom-call", ["c"])], "d")},
     ),
+    "outfeed_shape_over_lines": (
+        "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  t = token[] after-all()\n"
+        "  ROOT o = token[] outfeed(p, t), outfeed_shape=f32 /* c */[2]\n    {0}, outfeed_config=\"x\"\n}\n",
+        {"e": ([("p", "parameter", []), ("t", "after-all", []), ("o", "outfeed", ["p", "t"])], "o")},
+    ),
     # XLA's lexer reads a word spelt like an opcode as a name wherever a name stands
     "operands_named_like_opcodes_after_their_shapes": (
         "HloModule m\nENTRY e {\n  add = f32[] parameter(0)\n  recv = f32[] negate(f32[] add)\n"

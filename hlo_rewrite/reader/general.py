@@ -38,7 +38,7 @@ from ..lexicon import (
     skip_string,
     split_top_level,
 )
-from ..opcodes import spec_of, split_async_opcode
+from ..opcodes import ATTRIBUTE_KINDS, Kind, spec_of, split_async_opcode
 from ..shapes import ELEMENT_TYPES, element_type_of, is_buffer_start
 from .checks import header_problem, unknown_opcode_message
 from .lines import line_starts
@@ -246,12 +246,15 @@ class TokenReader:
                 return i
             i = j
 
-    def _literal_end(self, pos: int) -> int:
-        """The offset just past a ``literal=`` value: a shape, then a literal (``f32[] 0.1``,
-        ``f32[2]{0} {1, 2}``, ``(f32[], s32[]) (1, 2)``), which may stand apart."""
+    def _shaped_end(self, pos: int, literal: bool) -> int:
+        """The offset just past a value that is a shape (``outfeed_shape=``), or a shape and
+        then a literal (``literal=f32[] 0.1``, ``f32[2]{0} {1, 2}``); their tokens may stand
+        apart."""
         end, shape = self._shape(pos)
         if shape is None:
             return self.value_end(pos)  # (for the value's reader to refuse)
+        if not literal:
+            return end
         text = self.text
         q = self.skip(end)
         if text.startswith("{", q):
@@ -469,7 +472,11 @@ class TokenReader:
                              pos)
         v = self.skip(w.end() + 1)
         json_from = json_text_from(w.group()) if self.text.startswith("{", v) else 0
-        end = self._literal_end(v) if w.group() == "literal" else self.value_end(v, json_from)
+        kind = ATTRIBUTE_KINDS.get(w.group())
+        if kind == Kind.SHAPE or kind == Kind.LITERAL:
+            end = self._shaped_end(v, kind == Kind.LITERAL)
+        else:
+            end = self.value_end(v, json_from)
         if end == v:
             raise self.error(HloParseError, f"expected a value for attribute '{w.group()}'", v)
         return (w.group(), _clean(self.text[v:end], json_from)), end
