@@ -30,11 +30,11 @@ SINGLE_CALLEE_ATTRS = CALLEE_ATTRS
 LIST_CALLEE_ATTRS = CALLEE_LIST_ATTRS
 
 
-def scan_value_end(text: str, pos: int, name: str = "") -> int:
+def scan_value_end(text: str, pos: int, name: str = "", json_from: int | None = None) -> int:
     """Index just past the value of attribute ``name`` starting at ``pos``: the next
     top-level ``,`` or the end of text (:func:`~hlo_rewrite.lexicon.attribute_value_end`).
     Raises ValueError when brackets or quotes do not balance."""
-    return attribute_value_end(text, pos, name)
+    return attribute_value_end(text, pos, name, json_from)
 
 
 # a braced value as brace_group_end reads it (only braces pair; strings, with their backslash
@@ -49,8 +49,11 @@ _PLAIN_ATTR_RE = lazy_pattern(_PLAIN_ATTR)
 _PLAIN_ATTRS_RE = lazy_pattern(r"[ \t]*+(?:" + _PLAIN_ATTR + r")*+")
 
 
-def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[str, str]]:
-    """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``.
+def split_attributes(text: str, instr: Instruction | None = None,
+                     json_from: int | None = None) -> list[tuple[str, str]]:
+    """Cut ``", a=1, b={...}"`` into ``[("a", "1"), ("b", "{...}")]``. ``json_from``: every
+    braced value is JSON text from that depth (the items of frontend attributes), else as
+    each name says (:data:`~hlo_rewrite.lexicon.JSON_TEXT_FROM`).
 
     Attributes as XLA prints them are cut by one regular expression; any other text (comments,
     a value that goes on after its braces or string, ``calls=%a, %b``, a line break, an error)
@@ -74,7 +77,7 @@ def split_attributes(text: str, instr: Instruction | None = None) -> list[tuple[
             if m is None:
                 raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}")
             vstart = m.end()
-            vend = scan_value_end(text, vstart, m.group(1))
+            vend = scan_value_end(text, vstart, m.group(1), json_from)
             out.append((m.group(1), text[vstart:vend].rstrip()))
             pos = skip_trivia(text, vend)
     except ValueError as exc:

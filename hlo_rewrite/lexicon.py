@@ -440,14 +440,15 @@ def brace_group_end(text: str, pos: int, json_from: int = 0) -> int:
     raise UnclosedError("the '{' opened here is never closed", pos)
 
 
-def attribute_value_end(text: str, pos: int, name: str = "") -> int:
+def attribute_value_end(text: str, pos: int, name: str = "", json_from: int | None = None) -> int:
     """Index of the top-level ``,`` (or the end of the text) that ends the value of attribute
     ``name`` starting at ``pos``. A braced value is text in which only braces pair
-    (:func:`brace_group_end`, JSON text as ``name`` says); anything after its ``}`` up to the
-    ``,`` belongs to the value, for the value's reader to refuse. Raises ValueError
-    (:class:`UnclosedError` for a brace or string never closed) when brackets do not balance."""
+    (:func:`brace_group_end`, JSON text as ``name`` says, or from depth ``json_from``); anything
+    after its ``}`` up to the ``,`` belongs to the value, for the value's reader to refuse.
+    Raises ValueError (:class:`UnclosedError` for a brace or string never closed) when
+    brackets do not balance."""
     if text.startswith("{", pos):
-        pos = brace_group_end(text, pos, json_text_from(name))
+        pos = brace_group_end(text, pos, json_text_from(name) if json_from is None else json_from)
     return find_top_level(text, pos)
 
 

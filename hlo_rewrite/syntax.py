@@ -373,7 +373,7 @@ class _Builder:
         key = c[0][:-1]
         v = c[1]
         if isinstance(v, Token):
-            return (key, c_unescape(v))
+            return (key, str(v) if v.type == "JSON_TEXT" else c_unescape(v))
         return (key, _ctx.text[v.start : v.end])
 
     def frontend_dict(self, c):
@@ -428,7 +428,7 @@ class _Builder:
     def attr_backend_config(self, c):
         v = c[1]
         if isinstance(v, Token):
-            return self._attr(c[0], v, c_unescape(v))
+            return self._attr(c[0], v, str(v) if v.type == "JSON_TEXT" else c_unescape(v))
         return self._attr(c[0], v, _ctx.text[v.start : v.end])
 
     def attr_frontend_attributes(self, c):

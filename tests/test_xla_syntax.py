@@ -63,6 +63,20 @@ def test_a_send_and_recv_with_comments_in_their_attributes_are_fused_and_the_out
     assert again.entry.get("rd").frontend_attributes == module.entry.get("rd").frontend_attributes
 
 
+def test_a_send_and_recv_whose_frontend_attributes_hold_comment_text_are_fused_with_it():
+    text, _ = READS["line_comment_text_inside_frontend_attributes"]
+    module = parse_module(text, "m.hlo")
+    pairs = module.entry.get("r").frontend_attributes["_xla_send_recv_source_target_pairs"]
+    assert pairs == "{{0,1},// {1,0}}"  # the value as XLA holds it
+    (report,) = run_passes(module, ["fuse-send-recv"], PassOptions())
+    assert report.rewritten
+    out = print_module(module)
+    again = parse_module(out, "out.hlo", strict=True)
+    fused = again.entry.get("rd")
+    assert fused.opcode == "custom-call"
+    assert fused.frontend_attributes["_xla_send_recv_source_target_pairs"] == pairs
+
+
 def test_a_rewritten_line_takes_the_percent_names_of_an_entry_that_starts_with_a_comment():
     text = ("HloModule m\n\n%add {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
             "  ROOT %s = f32[] add(%x, %y)\n}\n\nENTRY %e {\n  /* c */ %p = f32[8] parameter(0)\n"

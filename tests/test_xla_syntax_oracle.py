@@ -136,8 +136,9 @@ def test_xla_reads_the_fused_send_and_recv_with_the_comments_of_their_attributes
     from hlo_rewrite.passes import DEFAULT_PIPELINE, PassOptions
     from hlo_rewrite.pipeline import run_passes
 
-    module = parse_module(READS["comments_in_the_attributes_of_a_send_and_recv"][0], "m.hlo")
-    run_passes(module, DEFAULT_PIPELINE, PassOptions())
-    out = print_module(module)
-    assert "AwsNeuronSendRecv" in out
-    assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))
+    for case in ("comments_in_the_attributes_of_a_send_and_recv", "line_comment_text_inside_frontend_attributes"):
+        module = parse_module(READS[case][0], "m.hlo")
+        run_passes(module, DEFAULT_PIPELINE, PassOptions())
+        out = print_module(module)
+        assert "AwsNeuronSendRecv" in out
+        assert fuzz_corpus.xla_skeleton(out) == skeleton(parse_module(out, "out.hlo"))

@@ -274,6 +274,18 @@ READS: dict[str, tuple[str, dict]] = {
         {"e": ([("add", "parameter", []), ("recv", "negate", ["add"]), ("constant", "tuple", ["recv"]),
                 ("r", "get-tuple-element", ["constant"])], "r")},
     ),
+    # in a frontend attribute's JSON text '//' is text: its braces still close on that line
+    "line_comment_text_inside_frontend_attributes": (
+        "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  t = token[] after-all()\n"
+        "  r = (f32[8], u32[], token[]) recv(t), channel_id=1, frontend_attributes="
+        "{_xla_send_recv_source_target_pairs={{0,1},// {1,0}}}, sharding={replicated}\n"
+        "  s = (f32[8], u32[], token[]) send(p, t), channel_id=1, frontend_attributes="
+        "{_xla_send_recv_source_target_pairs={{0,1},// {1,0}}}\n"
+        "  rd = (f32[8], token[]) recv-done(r), channel_id=1\n  sd = token[] send-done(s), channel_id=1\n"
+        "  ROOT d = f32[8] get-tuple-element(rd), index=0\n}\n",
+        {"e": ([("p", "parameter", []), ("t", "after-all", []), ("r", "recv", ["t"]), ("s", "send", ["p", "t"]),
+                ("rd", "recv-done", ["r"]), ("sd", "send-done", ["s"]), ("d", "get-tuple-element", ["rd"])], "d")},
+    ),
     "module_name_with_a_colon_then_comments": (
         "HloModule m: /* the name token may end in ':' */, is_scheduled=false\nENTRY e {\n"
         "  ROOT p = f32[] parameter(0)\n}\n",

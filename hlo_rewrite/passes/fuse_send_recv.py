@@ -371,7 +371,7 @@ def frontend_items(text: str, instr: Instruction | None = None) -> list[tuple[st
     if not inner:
         return []
     out = []
-    for key, value in split_attributes("," + inner, instr):
+    for key, value in split_attributes("," + inner, instr, json_from=1):  # (their braces hold JSON text)
         value = value.strip()
         if value.startswith('"') and value.endswith('"') and len(value) >= 2:
             value = c_unescape(value[1:-1])
