@@ -51,7 +51,8 @@ class Shape(NamedTuple):
         """The layout's dimension order, or None when no layout is given."""
         if self.layout is None:
             return None
-        inner = self.layout[1:-1].split(":", 1)[0].strip()
+        layout = self.layout if "/" not in self.layout else _TRIVIA_RE.sub(" ", self.layout)  # (comments)
+        inner = layout[1:-1].split(":", 1)[0].strip()
         try:
             return tuple(int(x) for x in inner.split(",") if x.strip())
         except ValueError:

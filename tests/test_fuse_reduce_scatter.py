@@ -256,3 +256,17 @@ def test_single_operand_concatenate_is_reported():
     assert out == text and report.records[0].reason == "only one operand: nothing to fuse"
 
 
+
+
+def test_a_comment_inside_a_layout_is_read_as_xla_reads_it():
+    """XLA's lexer skips a comment between a layout's tokens (``{/*index=3*/1,0}``); the pass
+    reads the layout's dimension order through it."""
+    path = Path(__file__).parent / "golden" / "fuse-reduce-scatter" / "opt_barrier_plumbing.hlo"
+    text = read_exact(path)
+    marked = text.replace("f32[2,4]{1,0} reduce-scatter(", "f32[2,4]{/*index=3*/1,0} reduce-scatter(", 1)
+    assert marked != text
+    plain, commented = parse_module(text, "a.hlo"), parse_module(marked, "b.hlo")
+    run_passes(plain, ["fuse-reduce-scatter"], PassOptions())
+    (report,) = run_passes(commented, ["fuse-reduce-scatter"], PassOptions())
+    assert report.rewritten
+    assert [i.opcode for i in commented.entry.instructions] == [i.opcode for i in plain.entry.instructions]
