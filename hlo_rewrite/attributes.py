@@ -76,7 +76,7 @@ def split_attributes(text: str, instr: Instruction | None = None,
                 continue
             if m is None:
                 raise ValueError(f"expected an attribute name=value after ',' at {text[pos:pos + 20]!r}")
-            vstart = m.end()
+            vstart = skip_trivia(text, m.end())  # (XLA's lexer skips a comment before the value)
             vend = scan_value_end(text, vstart, m.group(1), json_from)
             out.append((m.group(1), text[vstart:vend].rstrip()))
             pos = skip_trivia(text, vend)

@@ -48,6 +48,10 @@ def test_quick_callees_refuse_what_they_cannot_vouch_for():
 def test_comments_and_line_ends_between_a_comma_and_the_next_name_are_skipped():
     assert split_attributes(", a=1, /* c */b={2}") == [("a", "1"), ("b", "{2}")]
     assert split_attributes(", a=1,// c\n  b=2") == [("a", "1"), ("b", "2")]
+    # and a comment between the '=' and the value; inside a frontend attribute's JSON text a
+    # '//' is text (its braces close on that line)
+    assert split_attributes(", a=/* c */{1}") == [("a", "{1}")]
+    assert split_attributes(", k=/* c */{{0,1// },{1,0}}", json_from=1) == [("k", "{{0,1// },{1,0}}")]
 
 
 # ------------------------------------------------------------ the one-expression cut
