@@ -95,6 +95,11 @@ def test_the_grammar_reads_operands_named_like_opcodes_after_their_shapes():
     assert module.entry.get("r").attr("index") == 0
 
 
+def test_an_index_comment_before_the_operand_list_keeps_the_attributes_after_it():
+    module = parse_module(READS["index_comment_between_an_opcode_and_its_operands"][0], "m.hlo")
+    assert module.entry.get("o").attrs == [("outfeed_config", '"x"')]
+
+
 def test_an_instruction_sharing_its_line_starts_a_line_of_its_own_when_rewritten():
     text = (
         "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"

@@ -267,6 +267,12 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT o = token[] outfeed(p, t), outfeed_shape=f32 /* c */[2]\n    {0}, outfeed_config=\"x\"\n}\n",
         {"e": ([("p", "parameter", []), ("t", "after-all", []), ("o", "outfeed", ["p", "t"])], "o")},
     ),
+    # XLA's own comment where XLA never prints it: the line reader hands such a module over
+    "index_comment_between_an_opcode_and_its_operands": (
+        "HloModule m\nENTRY %e {\n  %p = f32[4] parameter(0)\n  %t = token[] after-all()\n"
+        "  ROOT %o = token[] outfeed/*index=3*/(%p, %t), outfeed_config=\"x\"\n}\n",
+        {"e": ([("p", "parameter", []), ("t", "after-all", []), ("o", "outfeed", ["p", "t"])], "o")},
+    ),
     # XLA's lexer reads a word spelt like an opcode as a name wherever a name stands
     "operands_named_like_opcodes_after_their_shapes": (
         "HloModule m\nENTRY e {\n  add = f32[] parameter(0)\n  recv = f32[] negate(f32[] add)\n"

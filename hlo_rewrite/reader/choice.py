@@ -21,13 +21,14 @@ from .plain import GrammarError, NotPlain, Scanner, read_plain
 # a string, or a line that is a comment: whichever starts first (a quote in a comment opens no
 # string, and "//" in a string starts no comment)
 _STRING_OR_COMMENT_LINE = lazy_pattern(DOUBLE_QUOTED + r"|^[ \t]*//.*$", re.M)
-# "//", or a comment other than XLA's own /*index=N*/ before an operand
-_COMMENT_START = re.compile(r"//|/\*(?!index=[0-9]+\*/)")
+# "//", or a comment other than XLA's own /*index=N*/, which it prints after ", " only (before an
+# operand, a tuple element, a parameter); one '/' first, so that the search looks for it alone
+_COMMENT_START = re.compile(r"/(?:/|\*(?:(?!index=[0-9]+\*/)|(?<!, /\*)(?=index=)))")
 
 
 def looks_plain(text: str) -> bool:
     """Whether the line reader may read ``text``: no lone ``\\r`` line end, no comment but
-    XLA's ``/*index=N*/``, and ``//`` only at the start of a line."""
+    XLA's ``/*index=N*/`` after ``, ``, and ``//`` only at the start of a line."""
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return False
     m = _COMMENT_START.search(text)  # one pass for both kinds of comment

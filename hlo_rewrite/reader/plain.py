@@ -816,6 +816,8 @@ class Scanner:
         head = INSTR_HEAD.match(body)
         pct = head.group(2) if head else ""
         mo = OPCODE.search(body, head.end() if head else 0)
+        if mo is None or mo.group(1) != syn.opcode:
+            raise NotPlain  # the opcode stands apart from its '(': the token reader reads it
         payload = None
         attrs_at = len(body)
         if mo is not None:
