@@ -390,7 +390,7 @@ def split_shape_prefix(text: str) -> tuple[str, int]:
         except ValueError as exc:
             raise ValueReadError(str(exc), start) from None
         return text[start:end], end
-    end = shape_end(text, start)  # (blanks and comments may stand between its tokens)
-    if isinstance(end, tuple):
-        raise ValueReadError(f"expected a shape before the literal: {end[1]}", end[0])
-    return text[start:end], end
+    got = shape_end(text, start)  # (blanks and comments may stand between its tokens)
+    if isinstance(got, tuple):
+        raise ValueReadError(f"expected a shape before the literal: {got[1]}", got[0])
+    return text[start:got], got
