@@ -16,6 +16,21 @@ from __future__ import annotations
 
 ADD = ([("x", "parameter", []), ("y", "parameter", []), ("s", "add", ["x", "y"])], "s")
 
+def _send_recv_pair(recv_attributes: str, send_attributes: str) -> str:
+    """A send/recv pair on channel 1 whose send and recv carry the attribute text given after
+    their channel_id."""
+    return ("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  t = token[] after-all()\n"
+            f"  r = (f32[8], u32[], token[]) recv(t), channel_id=1{recv_attributes}\n"
+            f"  s = (f32[8], u32[], token[]) send(p, t), channel_id=1{send_attributes}\n"
+            "  rd = (f32[8], token[]) recv-done(r), channel_id=1\n  sd = token[] send-done(s), channel_id=1\n"
+            "  ROOT d = f32[8] get-tuple-element(rd), index=0\n}\n")
+
+
+SEND_RECV_PAIR = {"e": ([("p", "parameter", []), ("t", "after-all", []), ("r", "recv", ["t"]), ("s", "send", ["p", "t"]),
+                         ("rd", "recv-done", ["r"]), ("sd", "send-done", ["s"]), ("d", "get-tuple-element", ["rd"])],
+                        "d")}
+
+
 READS: dict[str, tuple[str, dict]] = {
     # XLA's pass-test style: no '%', attributes continued after a trailing comma
     "trailing_comma_continues": (
@@ -244,15 +259,9 @@ READS: dict[str, tuple[str, dict]] = {
     # a comment between an attribute's ',' and its name; inside frontend attributes a comment and
     # its line end are text of the value (a pass copying the value keeps them)
     "comments_in_the_attributes_of_a_send_and_recv": (
-        "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  t = token[] after-all()\n"
-        "  r = (f32[8], u32[], token[]) recv(t), channel_id=1, /* c */frontend_attributes="
-        "{_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}\n"
-        "  s = (f32[8], u32[], token[]) send(p, t), channel_id=1,// c\n frontend_attributes="
-        "{_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}\n"
-        "  rd = (f32[8], token[]) recv-done(r), channel_id=1\n  sd = token[] send-done(s), channel_id=1\n"
-        "  ROOT d = f32[8] get-tuple-element(rd), index=0\n}\n",
-        {"e": ([("p", "parameter", []), ("t", "after-all", []), ("r", "recv", ["t"]), ("s", "send", ["p", "t"]),
-                ("rd", "recv-done", ["r"]), ("sd", "send-done", ["s"]), ("d", "get-tuple-element", ["rd"])], "d")},
+        _send_recv_pair(", /* c */frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}",
+                        ",// c\n frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}"),
+        SEND_RECV_PAIR,
     ),
     # a custom-call's literal: a shape, then a literal, which may stand apart (and a layout
     # after the shape, which XLA's parser reads as the shape's)
@@ -282,15 +291,10 @@ READS: dict[str, tuple[str, dict]] = {
     ),
     # in a frontend attribute's JSON text '//' is text: its braces still close on that line
     "line_comment_text_inside_frontend_attributes": (
-        "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  t = token[] after-all()\n"
-        "  r = (f32[8], u32[], token[]) recv(t), channel_id=1, frontend_attributes="
-        "{_xla_send_recv_source_target_pairs={{0,1},// {1,0}}}, sharding={replicated}\n"
-        "  s = (f32[8], u32[], token[]) send(p, t), channel_id=1, frontend_attributes="
-        "{_xla_send_recv_source_target_pairs={{0,1},// {1,0}}}\n"
-        "  rd = (f32[8], token[]) recv-done(r), channel_id=1\n  sd = token[] send-done(s), channel_id=1\n"
-        "  ROOT d = f32[8] get-tuple-element(rd), index=0\n}\n",
-        {"e": ([("p", "parameter", []), ("t", "after-all", []), ("r", "recv", ["t"]), ("s", "send", ["p", "t"]),
-                ("rd", "recv-done", ["r"]), ("sd", "send-done", ["s"]), ("d", "get-tuple-element", ["rd"])], "d")},
+        _send_recv_pair(", frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},// {1,0}}}, "
+                        "sharding={replicated}",
+                        ", frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},// {1,0}}}"),
+        SEND_RECV_PAIR,
     ),
     "module_name_with_a_colon_then_comments": (
         "HloModule m: /* the name token may end in ':' */, is_scheduled=false\nENTRY e {\n"
