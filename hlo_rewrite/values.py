@@ -529,9 +529,8 @@ def _read_window(r: _Reader) -> str:
     r.punct("{")
     seen: dict[str, str] = {}
     while not r.eat("}"):
-        if not _is_glued_key(r):  # (XLA's lexer reads "size=" as one token)
-            raise r.fail("a window field glued to its '=' (size=, stride=, pad=, ...)")
-        key, at = _glued_key(r)
+        at = r.at()
+        key = _expected_key(r, "a window field glued to its '=' (size=, stride=, pad=, ...)")
         if key not in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"):
             raise ValueReadError(f"unknown window field '{key}'", at)
         if key in seen:
@@ -675,17 +674,18 @@ def _read_statistics(r: _Reader) -> dict[str, float]:
     out: dict[str, float] = {}
     if r.eat("}"):
         return out
-    key = _statistic_key(r, "visualizing_index=")
+    key = _expected_key(r, "visualizing_index=")
     out[key] = r.integer()
     while r.eat(","):
-        key = _statistic_key(r, "a statistic name glued to its '='")
+        key = _expected_key(r, "a statistic name glued to its '='")
         out[key] = r.number()
     r.punct("}")
     return out
 
 
-def _statistic_key(r: _Reader, what: str) -> str:
-    """A statistic's ``name=``, which XLA's lexer reads as one token; the reader is left after it."""
+def _expected_key(r: _Reader, what: str) -> str:
+    """A sub-attribute's ``name=``, which XLA's lexer reads as one token (``what``, in the
+    error, when there is none); the reader is left after it."""
     if not _is_glued_key(r):
         raise r.fail(what)
     return _glued_key(r)[0]

@@ -68,7 +68,7 @@ _VALUE_PIECE = re.compile(DOUBLE_QUOTED + "|" + COMMENT + r'|[{}]|\s+|[^"/{}\s]+
 def _clean(text: str, json_from: int = 0) -> str:
     """A value or shape as one line: comments dropped, a run of blanks holding a line end
     made one blank (strings left as they are). From brace depth ``json_from`` on (when not 0)
-    the value is JSON text to XLA's lexer, where a comment is text and stays."""
+    the value is JSON text to XLA's lexer, where a comment and a line end are text and stay."""
     if "/*" not in text and "//" not in text and "\n" not in text and "\r" not in text:
         return text
     if json_from:
