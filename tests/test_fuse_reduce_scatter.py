@@ -258,12 +258,14 @@ def test_single_operand_concatenate_is_reported():
 
 
 
-def test_a_comment_inside_a_layout_is_read_as_xla_reads_it():
-    """XLA's lexer skips a comment between a layout's tokens (``{/*index=3*/1,0}``); the pass
-    reads the layout's dimension order through it."""
+@pytest.mark.parametrize("layout", ["{/*index=3*/1,0}", "{1, /*index=3*/0}"])
+def test_a_comment_inside_a_layout_is_read_as_xla_reads_it(layout):
+    """XLA's lexer skips a comment between a layout's tokens; the pass reads the layout's
+    dimension order through it, whichever reader read the module (the line reader takes
+    ``/*index=N*/`` after ``, ``, where XLA prints it, and keeps it in the shape's text)."""
     path = Path(__file__).parent / "golden" / "fuse-reduce-scatter" / "opt_barrier_plumbing.hlo"
     text = read_exact(path)
-    marked = text.replace("f32[2,4]{1,0} reduce-scatter(", "f32[2,4]{/*index=3*/1,0} reduce-scatter(", 1)
+    marked = text.replace("f32[2,4]{1,0} reduce-scatter(", f"f32[2,4]{layout} reduce-scatter(", 1)
     assert marked != text
     plain, commented = parse_module(text, "a.hlo"), parse_module(marked, "b.hlo")
     run_passes(plain, ["fuse-reduce-scatter"], PassOptions())
