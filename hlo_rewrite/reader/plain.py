@@ -818,15 +818,11 @@ class Scanner:
         mo = OPCODE.search(body, head.end() if head else 0)
         if mo is None or mo.group(1) != syn.opcode:
             raise NotPlain  # the opcode stands apart from its '(': the token reader reads it
-        payload = None
-        attrs_at = len(body)
-        if mo is not None:
-            try:
-                attrs_at = _match_paren(body, mo.end() - 1)
-            except _FastFail:
-                pass
-            if syn.opcode in PAYLOAD_OPCODES:
-                payload = body[mo.end() : attrs_at - 1]
+        try:
+            attrs_at = _match_paren(body, mo.end() - 1)
+        except _FastFail:
+            raise NotPlain from None  # (nor would the attributes be found after the operands)
+        payload = body[mo.end() : attrs_at - 1] if syn.opcode in PAYLOAD_OPCODES else None
         return syn.name, pct, syn.is_root, syn.shape, syn.opcode, list(syn.operands), attrs_at, payload, syn.column
 
     def _check_callees(self) -> None:
