@@ -207,6 +207,12 @@ class _Ctx(threading.local):
 _ctx = _Ctx()
 
 
+def _token_text(tok: Token) -> str:
+    """What a string or braced value read as one token holds: a string unescaped, JSON text
+    (``JSON_TEXT``) as written."""
+    return str(tok) if tok.type == "JSON_TEXT" else c_unescape(tok)
+
+
 def _pos(tok: Token) -> tuple[int, int]:
     """(line, column) of a token in the real file."""
     line = tok.line or 1
@@ -373,7 +379,7 @@ class _Builder:
         key = c[0][:-1]
         v = c[1]
         if isinstance(v, Token):
-            return (key, str(v) if v.type == "JSON_TEXT" else c_unescape(v))
+            return (key, _token_text(v))
         return (key, _ctx.text[v.start : v.end])
 
     def frontend_dict(self, c):
@@ -428,7 +434,7 @@ class _Builder:
     def attr_backend_config(self, c):
         v = c[1]
         if isinstance(v, Token):
-            return self._attr(c[0], v, str(v) if v.type == "JSON_TEXT" else c_unescape(v))
+            return self._attr(c[0], v, _token_text(v))
         return self._attr(c[0], v, _ctx.text[v.start : v.end])
 
     def attr_frontend_attributes(self, c):
