@@ -380,6 +380,8 @@ XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abor
 #: the disagreements that are failures: XLA reads a module we reject, or both read it differently;
 #: with ``--strict`` also strict mode reading a module XLA rejects ("strict-only")
 XLA_FAILURES = ("xla-only", "misread", "strict-only")
+#: what is saved and shown: the failures, and the modules the passes refuse after both parsers read them
+XLA_SHOWN = (*XLA_FAILURES, "passes-refuse")
 #: the one attribute strict mode accepts by decision although XLA rejects it (docs/decisions.md):
 #: XLA is asked about the text without it
 _COMMENT_RE = r"/\*(?:(?!\*/).)*\*/"  # one comment: it holds no "*/"
@@ -616,7 +618,7 @@ def fuzz(count: int, seed: int, time_limit: float, max_seconds: float | None, ma
                 kind, detail = "passes-refuse", outcome.detail
             xla_counts[kind] += 1
             xla_counts[f"{kind} by {'+'.join(sorted(set(names)))}"] += 1
-            if kind in XLA_FAILURES or kind == "passes-refuse":
+            if kind in XLA_SHOWN:
                 if save is not None:
                     save.mkdir(parents=True, exist_ok=True)
                     (save / f"{kind}-{index}.hlo").write_bytes(data)
@@ -689,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {counts[k]}" for k in KINDS))
     if args.xla:
         print("against XLA's parser: " + ", ".join(f"{k} {xla_counts[k]}" for k in XLA_KINDS))
-        for key in sorted(k for k in xla_counts if " by " in k and k.split(" by ")[0] in XLA_FAILURES + ("xla-bug", "passes-refuse")):
+        for key in sorted(k for k in xla_counts if " by " in k and k.split(" by ")[0] in (*XLA_SHOWN, "xla-bug")):
             print(f"  {key}: {xla_counts[key]}")
     failed = any(counts[k] for k in FAILURES) or any(xla_counts[k] for k in XLA_FAILURES)
     return 1 if failed else 0
