@@ -37,6 +37,7 @@ own, at its own place in the source.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Iterator
@@ -172,9 +173,7 @@ class _Instr:
 
     def with_shape(self, shape_text: str, at: int) -> _Instr:
         """The same instruction read with another shape (written at ``at``)."""
-        view = _Instr(self.text, self.inline)
-        for slot in _Instr.__slots__:
-            setattr(view, slot, getattr(self, slot))
+        view = copy.copy(self)
         view.shape_text = (shape_text, at)
         return view
 
