@@ -355,10 +355,32 @@ READS: dict[str, tuple[str, dict]] = {
         {"_": ([("negate", "parameter", []), ("x", "parameter", []), ("negate.anon", "negate", ["x"]),
                 ("m", "add", ["negate.anon", "x"])], "m")},
     ),
+    # a computation opened and closed on its header's line, another computation after it (on the
+    # next line, or on the same line after the '}')
+    "computation_on_its_header_line_before_another": (
+        "ENTRY c1 { ROOT r = f32[] parameter(0) }\nc2 {\n  ROOT q = f32[] parameter(0)\n}\n",
+        {"c1": ([("r", "parameter", [])], "r"), "c2": ([("q", "parameter", [])], "q")},
+    ),
+    "computation_closed_where_the_next_one_opens": (
+        "HloModule m\nc1 {\tc = f32[1]{0} constant({1})  } c2 {\n  ROOT d = f32[1]{0} constant({2})\n}\n"
+        "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
+        {"c1": ([("c", "constant", [])], "c"), "c2": ([("d", "constant", [])], "d"),
+         "e": ([("p", "parameter", [])], "p")},
+    ),
+    # a header written with layouts, its body on the next lines
+    "header_with_layouts": (
+        "HloModule m\nENTRY e (p: f32[2]{0}) -> f32[2]{0} {\n  ROOT p = f32[2]{0} parameter(0)\n}\n",
+        {"e": ([("p", "parameter", [])], "p")},
+    ),
 }
 
 #: id -> (text, a part of the message, line, column)
 REJECTS: dict[str, tuple[str, str, int, int]] = {
+    # an empty body on the header's line: the next computation's instructions are not its own
+    "empty_computation_before_another_on_its_line": (
+        "HloModule m\nc1 { } c2 {\n  ROOT r = f32[] parameter(0)\n}\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
+        "computation 'c1' has no instructions", 2, 1,
+    ),
     "buffer_shape_of_a_tuple": (
         "HloModule m\nENTRY e {\n  ROOT p = b((f32[2])) parameter(0)\n}\n", "a buffer shape holds one array shape", 3, 14,
     ),

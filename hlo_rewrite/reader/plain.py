@@ -513,8 +513,10 @@ class Scanner:
             line = text[starts[j] : starts[j + 1] - 1]
             depth += _depth_delta(line)
             if depth == 1 and line.rstrip().endswith("{"):
+                if line.count("{") > 1 or "}" in line:
+                    raise NotPlain  # a layout in the header, or a body opened and closed on its line
                 break
-            if depth > 0 and "{" in line or depth <= 0 and j > i:
+            if "{" in line or "}" in line or depth <= 0 and j > i:
                 raise NotPlain  # a body opened mid-line, or no '{' where expected: the token reader reads it
             j += 1
             if j >= n:
