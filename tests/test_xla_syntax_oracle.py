@@ -82,6 +82,30 @@ def test_async_ops_read_the_same_in_their_long_and_short_forms():
     assert normal(other, ours) != normal(ours)
 
 
+DOT = """HloModule m
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  q = u32[] parameter(1)
+  ROOT d = f32[2,2] dot(p, pEXTRA), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}
+"""
+
+
+def test_operands_xla_drops_are_told_apart_from_a_different_reading():
+    """XLA's parser builds a dot from its first two operands and drops the rest: the comparison
+    names that, and a dot whose operands differ otherwise stays a different reading."""
+    reader = fuzz_corpus.XlaReader()
+    try:
+        for strict in (False, True):
+            assert fuzz_corpus.compare_with_xla(DOT.replace("EXTRA", ""), reader, strict=strict) == ("same", "")
+            assert fuzz_corpus.compare_with_xla(DOT.replace("EXTRA", ", q"), reader, strict=strict)[0] == "xla-drops"
+    finally:
+        reader.close()
+    ours = {"e": ([("p", "parameter", []), ("d", "dot", ["p", "q", "p"])], "d")}
+    assert fuzz_corpus._compare_skeletons(fuzz_corpus._as_xla_builds(ours),
+                                          {"e": ([("p", "parameter", []), ("d", "dot", ["p", "p"])], "d")})[0] == "misread"
+
+
 def test_a_short_token_fuzz_run_agrees_with_xla(tmp_path):
     xla_counts: dict = __import__("collections").Counter()
     counts, done, _ = fuzz_corpus.fuzz(120, 3, 30.0, None, 20_000, tmp_path, True, tokens=True, xla=True,
