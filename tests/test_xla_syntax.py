@@ -200,3 +200,16 @@ def test_a_text_that_is_one_instruction_stays_one_instruction_when_a_pass_rewrit
     assert out.count("\n") == 1 and out.endswith("}\n")
     again = parse_module(out, "out.hlo", strict=True)
     assert [(i.name, i.opcode) for i in again.entry.instructions] == [("p", "parameter"), ("ag", "custom-call")]
+
+
+def test_the_line_reader_takes_headers_with_layouts_and_leaves_a_body_on_its_header_line():
+    """A header with layouts, its body on the lines after it, is the line reader's; a body opened
+    on its header's line is the token reader's (the line reader read on into the next
+    computation)."""
+    from hlo_rewrite.reader.plain import NotPlain, read_plain
+
+    text, expected = READS["header_with_layouts"]
+    assert skeleton(read_plain(text, "m.hlo", False)) == expected
+    for case in ("computation_on_its_header_line_before_another", "computation_closed_where_the_next_one_opens"):
+        with pytest.raises(NotPlain):
+            read_plain(READS[case][0], "m.hlo", False)

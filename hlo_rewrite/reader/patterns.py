@@ -56,6 +56,8 @@ MATCH_END = re.Match.end
 COMMENT = re.compile(r"/\*.*?\*/", re.S)
 STRING = lazy_pattern(r'"(?:[^"\\\n]|\\.)*"')
 COMP_START = re.compile(r"[ \t]*(ENTRY[ \t]+)?%?(" + IDENT + r")[ \t]*[({]")
+# a layout in a computation's header: braces directly after a shape's dimensions
+HEADER_LAYOUT = re.compile(r"\][ \t]*\{[^{}]*\}")
 MODULE_NAME = re.compile(r"[ \t]*HloModule[ \t]+%?(" + IDENT + r")")
 CALLEE_RE = lazy_pattern(r"(?:" + _CALLEES + r"|control-predecessors)=")
 NEW_INSTRUCTION = lazy_pattern(

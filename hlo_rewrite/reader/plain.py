@@ -51,6 +51,7 @@ from .patterns import (
     COMMON_HEAD,
     COMP_START,
     EXPLAIN_LIMIT,
+    HEADER_LAYOUT,
     INDEXED_OPERAND,
     INDEXED_OPERAND_LIST,
     INSTR_HEAD,
@@ -91,6 +92,18 @@ class NotPlain(Exception):
 
 class _FastFail(Exception):
     """The fast path does not accept this text; ask the grammar."""
+
+
+def _opens_body_at_end(line: str) -> bool:
+    """Whether a header line's only brace outside its layouts is the '{' it ends with."""
+    bare = HEADER_LAYOUT.sub("]", line).rstrip()
+    return bare.count("{") == 1 and "}" not in bare
+
+
+def _braces_beside_layouts(line: str) -> bool:
+    """Whether a header line holds a brace outside its layouts."""
+    bare = HEADER_LAYOUT.sub("]", line)
+    return "{" in bare or "}" in bare
 
 
 def _depth_delta(line: str) -> int:
@@ -513,10 +526,10 @@ class Scanner:
             line = text[starts[j] : starts[j + 1] - 1]
             depth += _depth_delta(line)
             if depth == 1 and line.rstrip().endswith("{"):
-                if line.count("{") > 1 or "}" in line:
-                    raise NotPlain  # a layout in the header, or a body opened and closed on its line
+                if (line.count("{") > 1 or "}" in line) and not _opens_body_at_end(line):
+                    raise NotPlain  # a body opened (and perhaps closed) before the line's end
                 break
-            if "{" in line or "}" in line or depth <= 0 and j > i:
+            if ("{" in line or "}" in line) and _braces_beside_layouts(line) or depth <= 0 and j > i:
                 raise NotPlain  # a body opened mid-line, or no '{' where expected: the token reader reads it
             j += 1
             if j >= n:
