@@ -120,6 +120,12 @@ def _fast_patterns() -> _Fast:
     return _fast
 
 
+#: what is said of a problem in an instruction written as an operand: XLA's parser notes the
+#: problem but goes on, and makes its holder without that operand (docs/decisions.md)
+WRITTEN_AS_OPERAND = ("an instruction written as an operand: XLA's parser drops such an operand without "
+                      "a word, or refuses the instruction holding it")
+
+
 #: operand counts beyond a fixed arity: (test, message)
 _COUNT_RULES = {
     "reduce": (lambda n: n % 2 == 0, "expects an even number of operands, but has {n} operands"),
@@ -507,7 +513,12 @@ class _Checker:
                 # up to it) so that places are counted as in the source
                 start = self.module.line_starts[instr.line - 1]
                 text = " " * (anon[0] - start) + source[anon[0] : anon[1]]
-                self.check_instruction(instr, text, local, params, _inline(instr, start), True)
+                try:
+                    self.check_instruction(instr, text, local, params, _inline(instr, start), True)
+                except HloError as exc:
+                    exc.message = f"{exc.message} ({WRITTEN_AS_OPERAND})"
+                    exc.args = (exc.message,)
+                    raise
             elif text is not None and not instr.implied:
                 span = instr.source_span if instr.inline_operands is not None else None
                 inline = _inline(instr, span[0]) if span is not None else None

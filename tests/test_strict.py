@@ -448,6 +448,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("operand count of an instruction written as an operand", module(
         "  p = f32[] parameter(0)\n  ROOT r = f32[] negate(f32[] add(p))\n"),
      11, 34, "expects 2 operands, but has 1 operands"),
+    ("operand count of an instruction written as an operand of a tuple", module(
+        "  p = f32[] parameter(0)\n  ROOT r = tuple(p, f32[] sinh(p, p))\n"),
+     11, 31, "expects 1 operands, but has 2 operands (an instruction written as an operand: XLA's parser "
+     "drops such an operand"),
     # shardings, read as XLA's parser reads them
     ("sharding with a comma between its parts", sharded('{maximal device=1, metadata={op_name="a"}}'),
      10, 61, "unexpected ',' in a sharding"),

@@ -19,6 +19,8 @@ XLA_ACCEPTS_BUT_WE_REJECT = {
     "s64 constant beyond int64",      # read as its 64-bit pattern, -9223372036854775808
     "scalar literal for an array",    # the parser's nesting error is dropped: one element is set
     "sharding with fewer devices than its tile",  # the tile's other entries are left unset
+    # XLA notes the problem of an instruction written as an operand, then drops that operand
+    "operand count of an instruction written as an operand of a tuple",
 }
 #: what XLA cannot be asked about: its parser aborts the process
 XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_replicate",
