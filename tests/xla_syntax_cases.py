@@ -367,6 +367,12 @@ READS: dict[str, tuple[str, dict]] = {
         {"c1": ([("c", "constant", [])], "c"), "c2": ([("d", "constant", [])], "d"),
          "e": ([("p", "parameter", [])], "p")},
     ),
+    # blanks, a line end or a comment between a bounded dimension's '<=' and its bound
+    "bounded_dimension_with_trivia_after_its_leq": (
+        "HloModule m\nENTRY e {\n  p = f32[1,<= /* } */16]{0,1} parameter(0)\n"
+        "  ROOT a = f32[1,<=\n    16]{0,1} abs(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("a", "abs", ["p"])], "a")},
+    ),
     # a header written with layouts, its body on the next lines
     "header_with_layouts": (
         "HloModule m\nENTRY e (p: f32[2]{0}) -> f32[2]{0} {\n  ROOT p = f32[2]{0} parameter(0)\n}\n",

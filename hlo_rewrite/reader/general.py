@@ -56,7 +56,7 @@ _BLANKS = re.compile(r"\s+")
 # an operand: an optional shape, then a name
 _OPERAND_NAME = re.compile(r"(%?)(" + IDENTIFIER + r")\s*$")
 _TYPE_BEFORE_DIMS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\[")
-_DIMS = re.compile(r"\[\s*(?:(?:(?:<=)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=)?[0-9]+|\?))*)?\s*\]")
+_DIMS = re.compile(r"\[\s*(?:(?:(?:<=\s*)?[0-9]+|\?)(?:\s*,\s*(?:(?:<=\s*)?[0-9]+|\?))*)?\s*\]")
 _NUMBER = re.compile(r"[0-9]+")
 # what may follow the "{" of a layout: a dimension number, ":" or the closing "}"
 _LAYOUT_FIRST = frozenset("0123456789:}")
