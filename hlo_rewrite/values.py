@@ -1061,17 +1061,25 @@ def _read_shapes(kind: str, text: str) -> object:
     if kind == Kind.SHAPE:
         return one(text, 0)
     if kind == Kind.SHAPE_LIST:
-        body = text.strip(" \t\r\n")
-        if not (body.startswith("{") and body.endswith("}")):
-            raise ValueReadError("expected {shape, ...}", 0)
-        inner = body[1:-1]
-        if not inner.strip():
-            return []
+        start = lexicon.skip_trivia(text, 0)  # blanks, line ends and comments around the braces
+        if not text.startswith("{", start):
+            raise ValueReadError("expected {shape, ...}", start)
         try:
+            close = lexicon.matching_close(text, start)
+            inner = text[start + 1 : close - 1]
             pieces = lexicon.split_top_level(inner)
         except ValueError as exc:
-            raise ValueReadError(str(exc), 0) from None
-        return [one(p, 0) for p in pieces]
+            raise ValueReadError(str(exc), start) from None
+        if lexicon.skip_trivia(text, close) < len(text):
+            raise ValueReadError("unexpected text after the shapes' '}'", close)
+        if lexicon.skip_trivia(inner, 0) == len(inner):
+            return []
+        at = start + 1
+        shapes = []
+        for piece in pieces:
+            shapes.append(one(piece, at + lexicon.skip_trivia(piece, 0)))
+            at += len(piece) + 1
+        return shapes
     # literal=: a shape, then a literal of that shape; or a tuple of them, ( shape {...}, ... )
     from .literals import check_literal, split_shape_prefix
 

@@ -362,6 +362,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
         '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}}\n'),
      12, 89, "Expected 2 operand layout constraints, 1 given"),
+    ("operand layout constraint that is no shape", module(
+        "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
+        '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}, g32[3]}\n'),
+     12, 101, "malformed shape: expected primitive type, saw 'g32'"),
     ("operand layout constraint unlike its operand", module(
         "  p = f32[2] parameter(0)\n"
         '  ROOT c = f32[2] custom-call(p), custom_call_target="x", operand_layout_constraints={f32[5]{0}}\n'),
@@ -793,6 +797,12 @@ ACCEPTED: list[tuple[str, str]] = [
     ("operand layout constraints, one per operand", module(
         "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
         '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}, f32[3]{0}}\n')),
+    ("operand layout constraints with comments around and inside", module(
+        "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
+        '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints= /* a */\n'
+        "    {f32[2]{0} /* } */, // b\n    f32[3]{0}} // }\n")),
+    ("operand layout constraints of no operands, a comment inside", module(
+        '  ROOT c = f32[2] custom-call(), custom_call_target="x", operand_layout_constraints={/* none */}\n')),
     ("string escapes XLA reads", module(
         r'  ROOT p = f32[] parameter(0), metadata={op_name="\x41\101\u00e9\U0001F600\?\a\\\"" '
         r'op_type="/* a */"} /* "\q" */' + "\n")),
