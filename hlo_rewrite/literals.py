@@ -19,9 +19,11 @@ for XLA); a complex element is
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Final
 
 from . import lexicon
+from .regex import lazy_pattern
 from .shapes import Shape, shape_end
 from .values import ValueReadError
 
@@ -368,17 +370,46 @@ def check_literal(shape: Shape, text: str, base: int = 0) -> None:
         raise ValueReadError("expects '(' in front of tuple elements", base + start)
     inner_at = start + 1
     inner = text[inner_at : len(stripped) - 1]
-    try:
-        pieces = lexicon.split_top_level(inner) if inner.strip() else []
-    except ValueError as exc:
-        raise ValueReadError(str(exc), base + inner_at) from None
     count = len(shape.tuple_shapes)
-    if len(pieces) != count:
-        raise ValueReadError(f"expects {count} tuple elements, sees {len(pieces)}", base + start)
-    offset = inner_at
-    for sub, piece in zip(shape.tuple_shapes, pieces, strict=True):
-        check_literal(sub, piece, base + offset)
-        offset += len(piece) + 1
+    seen = 0
+    for at, piece in _tuple_elements(inner, count, base + inner_at):  # each checked before the next is read
+        check_literal(shape.tuple_shapes[seen], piece, base + inner_at + at)
+        seen += 1
+    if seen != count:
+        raise ValueReadError(f"expects {count} tuple elements, sees {seen}", base + start)
+
+
+# one element of a tuple literal that is not in brackets: a number or a word (nan with its payload)
+_ELEMENT_TOKEN: Final = lazy_pattern(r"-?nan\(0x[0-9a-fA-F]+\)|[^\s,(){}/]+")
+
+
+def _tuple_elements(inner: str, count: int, base: int) -> Iterator[tuple[int, str]]:
+    """The elements of a tuple literal's insides, read as XLA's parser reads them: one after
+    another, each after the first with a ',' before it or not (XLA notes a missing one and goes
+    on); (offset, text) of each, at most ``count``. Text after them is an error."""
+    seen = 0
+    n = len(inner)
+    pos = lexicon.skip_trivia(inner, 0)
+    while pos < n and seen < count:
+        if seen and inner.startswith(",", pos):
+            pos = lexicon.skip_trivia(inner, pos + 1)
+        if pos >= n:
+            break
+        if inner[pos] in "({":
+            try:
+                end = lexicon.matching_close(inner, pos)
+            except ValueError as exc:
+                raise ValueReadError(str(exc), base + pos) from None
+        else:
+            m = _ELEMENT_TOKEN.match(inner, pos)
+            if m is None:
+                raise ValueReadError(f"unexpected {inner[pos]!r} in a tuple literal", base + pos)
+            end = m.end()
+        yield pos, inner[pos:end]
+        seen += 1
+        pos = lexicon.skip_trivia(inner, end)
+    if pos < n and seen == count:
+        raise ValueReadError(f"expects ')' at the end of the tuple with {count} elements", base + pos)
 
 
 def split_shape_prefix(text: str) -> tuple[str, int]:

@@ -193,6 +193,12 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("braces for a scalar", module("  ROOT c = f32[] constant({1})\n"), 10, 27, "expects nested array in rank 0"),
     ("tuple literal of the wrong length", module("  ROOT c = (f32[], s32[]) constant((1))\n"), 10, 36,
      "expects 2 tuple elements, sees 1"),
+    ("tuple literal with an element too many", module("  ROOT c = (f32[], s32[]) constant((1, 2, 3))\n"), 10, 41,
+     "expects ')' at the end of the tuple with 2 elements"),
+    ("tuple literal with two commas between elements", module("  ROOT c = (f32[], s32[]) constant((1,, 2))\n"), 10, 39,
+     "unexpected ',' in a tuple literal"),
+    ("tuple literal of no elements for a tuple of two", module("  ROOT c = (f32[], s32[]) constant(())\n"), 10, 36,
+     "expects 2 tuple elements, sees 0"),
     ("token constant", module("  ROOT c = token[] constant(0)\n"), 10, 29, "cannot be written"),
     ("api_version unknown", module('  p = f32[8] parameter(0)\n  ROOT r = f32[8] custom-call(p), custom_call_target="x", '
                                    "api_version=API_VERSION_NOPE\n"), 11, 71,
@@ -797,6 +803,10 @@ ACCEPTED: list[tuple[str, str]] = [
     ("operand layout constraints, one per operand", module(
         "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
         '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}, f32[3]{0}}\n')),
+    # XLA's parser notes a missing ',' between a tuple literal's elements and goes on
+    ("tuple literal elements without commas between them", module(
+        "  ROOT c = (f32[2,1], f32[2], c64[], (s32[], pred[])) constant(( { {1}, {2} } /* c */ {2, 42}\n"
+        "    (1, 2) (3 true) ))\n")),
     ("operand layout constraints with comments around and inside", module(
         "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
         '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints= /* a */\n'

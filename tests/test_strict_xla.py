@@ -21,6 +21,7 @@ XLA_ACCEPTS_BUT_WE_REJECT = {
     "sharding with fewer devices than its tile",  # the tile's other entries are left unset
     # XLA notes the problem of an instruction written as an operand, then drops that operand
     "operand count of an instruction written as an operand of a tuple",
+    "tuple literal of no elements for a tuple of two",  # the constant's shape becomes ((), ())
 }
 #: what XLA cannot be asked about: its parser aborts the process
 XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_replicate",
