@@ -213,3 +213,9 @@ def test_the_line_reader_takes_headers_with_layouts_and_leaves_a_body_on_its_hea
     for case in ("computation_on_its_header_line_before_another", "computation_closed_where_the_next_one_opens"):
         with pytest.raises(NotPlain):
             read_plain(READS[case][0], "m.hlo", False)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_entry_at_the_end_of_the_module_line_marks_the_next_computation(strict):
+    module = parse_module(READS["entry_at_the_end_of_the_module_line"][0], "m.hlo", strict=strict)
+    assert module.entry.name == "c1"

@@ -373,6 +373,18 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT a = f32[1,<=\n    16]{0,1} abs(p)\n}\n",
         {"e": ([("p", "parameter", []), ("a", "abs", ["p"])], "a")},
     ),
+    # ENTRY at the end of the HloModule line: the computation named on the next line is ENTRY
+    # (not the last one, as it would be with no ENTRY at all)
+    "entry_at_the_end_of_the_module_line": (
+        "HloModule m, is_scheduled=true  ENTRY\n  c1 {\n  ROOT a = f32[] constant(1)\n}\n"
+        "c2 {\n  ROOT b = f32[] constant(2)\n}\n",
+        {"c1": ([("a", "constant", [])], "a"), "c2": ([("b", "constant", [])], "b")},
+    ),
+    # the header's value after blank lines
+    "module_attribute_value_after_blank_lines": (
+        "HloModule m, entry_computation_layout=\n\n{()->f32[]}\n\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n",
+        {"e": ([("c", "constant", [])], "c")},
+    ),
     # a header written with layouts, its body on the next lines
     "header_with_layouts": (
         "HloModule m\nENTRY e (p: f32[2]{0}) -> f32[2]{0} {\n  ROOT p = f32[2]{0} parameter(0)\n}\n",
@@ -386,6 +398,11 @@ REJECTS: dict[str, tuple[str, str, int, int]] = {
     "empty_computation_before_another_on_its_line": (
         "HloModule m\nc1 { } c2 {\n  ROOT r = f32[] parameter(0)\n}\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
         "computation 'c1' has no instructions", 2, 1,
+    ),
+    # the header's value after blank lines is no error: the one further down is
+    "error_after_a_module_attribute_value_after_blank_lines": (
+        "HloModule m, entry_computation_layout=\n\n{()->f32[]}\n\nENTRY e {\n  ROOT c = f32[] negate(q)\n}\n",
+        "operand 'q' of 'c' is not defined", 6, 25,
     ),
     "buffer_shape_of_a_tuple": (
         "HloModule m\nENTRY e {\n  ROOT p = b((f32[2])) parameter(0)\n}\n", "a buffer shape holds one array shape", 3, 14,

@@ -462,13 +462,17 @@ class Scanner:
                     mod.name = m.group(1)
                     seen_header = True
                     j = self._gather(i)
-                    if j > i or line.rstrip().endswith("{"):  # not as XLA prints it: perhaps a computation follows
+                    # not as XLA prints it: perhaps a computation follows (or its ENTRY, its name on
+                    # the next line)
+                    if j > i or line.rstrip().endswith("{") or "ENTRY" in line:
                         from .general import header_last  # rare: not as XLA prints it
 
                         last = header_last(text, starts[i] + line.index("HloModule") + 9, self.filename)
                         if text[last : lines.end(j)].strip():
                             raise NotPlain  # something follows the header on its line
                     problem = header_problem(text, starts[i], lines.end(j))
+                    if problem is not None and problem[1] >= lines.end(j):
+                        raise NotPlain  # a value after the header's lines: the token reader reads it
                     if problem is not None:
                         raise self.located(HloParseError, problem[0], problem[1])
                     pending.append(self._raw_block(i, j))
