@@ -419,11 +419,17 @@ def our_skeleton(module) -> dict:
 def xla_skeleton(text: str) -> dict | None:
     """The same as XLA's parser reads it (jaxlib imported on first use), None when it rejects."""
     reading = xla_reading(text)
-    return None if isinstance(reading, str) else reading
+    return None if isinstance(reading, str) else {comp: v for comp, v in reading.items() if comp != ENTRY_KEY}
+
+
+#: the key of a skeleton compared with XLA's under which the ENTRY computation's name stands,
+#: as ``([], name)`` (no computation is named so)
+ENTRY_KEY = ""
 
 
 def xla_reading(text: str) -> dict | str:
-    """The skeleton as XLA's parser reads it, or its message when it rejects the text."""
+    """The skeleton as XLA's parser reads it, with the ENTRY computation's name under
+    :data:`ENTRY_KEY`, or its message when it rejects the text."""
     import xla_oracle
 
     try:
@@ -433,15 +439,20 @@ def xla_reading(text: str) -> dict | str:
         return str(exc)
     roots: dict[str, str] = {}
     comp = None
+    entry = ""
     for line in printed.splitlines():
         m = _XLA_HEADER.match(line)
         if m is not None:
             comp = m.group(1)
+            if line.startswith("ENTRY "):
+                entry = comp
             continue
         m = _XLA_ROOT.match(line)
         if m is not None and comp is not None:
             roots[comp] = m.group(1)
-    return {name: (instrs, roots.get(name, "")) for name, instrs in instructions.items()}
+    reading: dict = {name: (instrs, roots.get(name, "")) for name, instrs in instructions.items()}
+    reading[ENTRY_KEY] = ([], entry)
+    return reading
 
 
 def _xla_worker(conn) -> None:  # pragma: no cover - runs in the worker process
@@ -494,7 +505,8 @@ def compare_with_xla(text: str, xla_reader: XlaReader | None = None, *, strict: 
     """(kind, detail): how our reading of ``text`` compares with XLA's parser's (``strict``:
     ours in strict mode, where accepting what XLA rejects is a failure too)."""
     try:
-        ours = our_skeleton(parse_module(text, "fuzz.hlo", strict=strict))
+        module = parse_module(text, "fuzz.hlo", strict=strict)
+        ours = {**our_skeleton(module), ENTRY_KEY: ([], module.entry.name)}
         ours_error = None
     except HloError as exc:
         ours, ours_error = None, exc
@@ -544,6 +556,8 @@ def _compare_skeletons(ours: dict, xla: dict) -> tuple[str, str]:
     elif ours == xla:
         return "same", ""
     diff = [c for c in sorted(set(ours) | set(xla)) if ours.get(c) != xla.get(c)]
+    if diff == [ENTRY_KEY]:
+        return "misread", f"ENTRY is {ours[ENTRY_KEY][1]!r} to us, {xla[ENTRY_KEY][1]!r} to XLA"
     return "misread", f"computations read differently: {diff[:3]}; ours {ours.get(diff[0])!r:.300} xla {xla.get(diff[0])!r:.300}"
 
 

@@ -106,6 +106,19 @@ def test_operands_xla_drops_are_told_apart_from_a_different_reading():
                                           {"e": ([("p", "parameter", []), ("d", "dot", ["p", "p"])], "d")})[0] == "misread"
 
 
+def test_the_comparison_with_xla_tells_which_computation_is_entry():
+    """The ENTRY computation is part of what is compared: XLA's is the one our reading names."""
+    reader = fuzz_corpus.XlaReader()
+    try:
+        assert fuzz_corpus.compare_with_xla(READS["entry_at_the_end_of_the_module_line"][0], reader) == ("same", "")
+    finally:
+        reader.close()
+    comps = {"c1": ([("a", "constant", [])], "a"), "c2": ([("b", "constant", [])], "b")}
+    kind, detail = fuzz_corpus._compare_skeletons({**comps, fuzz_corpus.ENTRY_KEY: ([], "c2")},
+                                                  {**comps, fuzz_corpus.ENTRY_KEY: ([], "c1")})
+    assert kind == "misread" and "ENTRY" in detail
+
+
 def test_a_short_token_fuzz_run_agrees_with_xla(tmp_path):
     xla_counts: dict = __import__("collections").Counter()
     counts, done, _ = fuzz_corpus.fuzz(120, 3, 30.0, None, 20_000, tmp_path, True, tokens=True, xla=True,
