@@ -868,7 +868,8 @@ def _read_result_accuracy(r: _Reader) -> None:
                 part, part_at = _glued_key(r)
                 if part not in _TOLERANCE_KEYS:
                     raise ValueReadError(f"invalid attribute name: {part}", part_at)
-                r.number()
+                if not (r.is_punct(",") or r.is_punct("}")):  # no number: XLA's parser keeps 0
+                    r.number()
                 if r.eat("}"):
                     break
                 if not r.eat(","):

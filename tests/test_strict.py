@@ -795,6 +795,9 @@ ACCEPTED: list[tuple[str, str]] = [
     ("NaN payloads within their types", module("  a = f32[2] constant({nan(0x7fffff), -nan(0x1)})\n"
                                                 "  b = f8e5m2[1] constant({nan(0x3)})\n  ROOT c = bf16[1] constant({nan(0x7f)})\n")),
     ("dimension level types and sparse layouts", module("  ROOT p = f32[10,10]{1,0:D(D,C+~)} parameter(0)\n")),
+    # a tolerance without its number: XLA notes it and goes on with 0
+    ("result accuracy tolerances without their numbers", module(
+        "  p = f32[] parameter(0)\n  ROOT r = f32[] exponential(p), result_accuracy={tolerance={atol=1, rtol=,ulps=}}\n")),
     ("result accuracy in the spellings XLA reads", module(
         "  p = f32[] parameter(0)\n  q = f32[] exponential(p), result_accuracy={ mode=HIGHEST }\n"
         "  ROOT r = f32[] exponential(q), result_accuracy={tolerance={ atol=1 , rtol=0.5,ulps=2 }}\n")),
