@@ -98,6 +98,7 @@ class Kind:
     ALIASING = "aliasing"                # {{0}: (0, {})}
     BUFFER_DONOR = "buffer donor"        # {(0, {}), (1, {0})}
     RESULT_ACCURACY = "result accuracy"  # {mode=highest} or {tolerance={atol=0.5,rtol=0.1,ulps=2}}
+    ORIGINAL_VALUE = "original value"    # {{"name" {0}}}, {({"a"}, {})} or {[synthetic_call]}
 
 
 # a record as typing.NamedTuple makes one, without importing typing (docs/decisions.md):
@@ -166,7 +167,7 @@ _COMMON: Final = {
     "statistics": Kind.STATISTICS,
     "parameter_replication": Kind.BRACED_BOOL_LIST,
     "control-predecessors": Kind.INSTRUCTION_LIST,
-    "origin": Kind.BRACED,
+    "origin": Kind.ORIGINAL_VALUE,
     "metadata": Kind.METADATA,
     "backend_config": Kind.STRING_OR_DICT,
 }

@@ -880,6 +880,56 @@ def _read_result_accuracy(r: _Reader) -> None:
         raise ValueReadError("expected '}' to end result_accuracy", r.at())
 
 
+#: what is said where an original value's tuple is left open: XLA's parser reads the tuples as
+#: the instruction's shape has them, notes a missing ')' and goes on (docs/decisions.md)
+ORIGINAL_TUPLE_OPEN: Final = "an original value's '(' is not closed"
+
+
+def _read_original_value(r: _Reader) -> None:
+    """``origin={...}``: nothing, ``[synthetic_call]``, or one tree of original arrays: an array is
+    ``{"name" {shape index}}`` (either left out: ``{}``), a tuple is trees in parentheses, a
+    ',' between two optional and one after the last allowed, as XLA's parser takes them.
+    Iterative: tuples nest as deep as shapes do."""
+    r.punct("{")
+    if r.eat("}"):
+        return  # none
+    if r.eat("["):
+        at = r.at()
+        if r.peek() is None or r.word("synthetic_call") != "synthetic_call":
+            raise ValueReadError("Expects 'synthetic_call' after '[' for a synthetic_call value.", at)
+        r.punct("]")
+    else:
+        depth = 0
+        tree_next = True
+        while tree_next or depth:
+            if not tree_next:  # after a tree inside a tuple: ')' or the next tree, ',' before it or not
+                if r.eat(")"):
+                    depth -= 1
+                    continue
+                if r.is_punct("}"):
+                    raise ValueReadError(ORIGINAL_TUPLE_OPEN, r.at())
+                r.eat(",")
+                tree_next = True
+            elif r.eat("("):
+                depth += 1
+            elif depth and r.eat(")"):  # an empty tuple, or a ',' after the last tree
+                depth -= 1
+                tree_next = False
+            elif r.eat("{"):  # an original array
+                if r.peek() is not None and r.peek()[0] == "str":  # type: ignore[index]
+                    r.i += 1
+                    if r.is_punct("{"):
+                        _shape_index(r)
+                if not r.eat("}"):
+                    raise ValueReadError("Expects '}' at end of OriginalArray", r.at())
+                tree_next = False
+            else:
+                raise ValueReadError("Expects '[synthetic]' or a tuple tree of original arrays in original_value "
+                                     "field.", r.at())
+    if not r.eat("}"):
+        raise ValueReadError("expects '}' after the original value's tree", r.at())
+
+
 def _shape_index(r: _Reader) -> None:
     """``{0, 1}``: integers between commas, a comma allowed after the last (XLA's ParseShapeIndex)."""
     r.punct("{")
@@ -895,6 +945,7 @@ _TOKEN_READERS: Final = {
     Kind.ALIASING: lambda r, name: _read_aliasing(r, parameters=name == "input_output_alias"),
     Kind.BUFFER_DONOR: lambda r, name: _read_buffer_donor(r),
     Kind.RESULT_ACCURACY: lambda r, name: _read_result_accuracy(r),
+    Kind.ORIGINAL_VALUE: lambda r, name: _read_original_value(r),
     Kind.SHARDING: lambda r, name: _read_sharding(r),
     Kind.DOMAIN: lambda r, name: _read_domain(r),
 }

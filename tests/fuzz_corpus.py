@@ -398,9 +398,14 @@ XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element
                     # an instruction written as an operand that XLA notes a problem in, then drops
                     "an instruction written as an operand: XLA's parser drops such an operand",
                     "is written as an operand, and such an instruction takes no attributes",
+                    # an original value's tuple left open: XLA reads the tuples as the shape has
+                    # them, noting the missing ')'
+                    "an original value's '(' is not closed",
                     # a sharding's device list shorter than its tile: XLA leaves the rest unset
                     # (a longer one breaks its heap)
                     " devices, the list names ")
+#: our message for an operand that is not defined
+_UNDEFINED_OPERAND = re.compile(r"^operand '([^']+)' of '[^']*' is not defined")
 #: XLA's message for an opcode it does not know: one of the newest XLA's opcodes (the table's) that
 #: the XLA in jaxlib is too old to know is "xla-older", not a disagreement
 _XLA_UNKNOWN_OPCODE = re.compile(r"Unknown opcode: ([a-z0-9-]+)")
@@ -528,6 +533,11 @@ def compare_with_xla(text: str, xla_reader: XlaReader | None = None, *, strict: 
     if ours is None:
         assert ours_error is not None
         if any(m in ours_error.message for m in XLA_BUG_MESSAGES):
+            return "xla-bug", ours_error.message
+        m = _UNDEFINED_OPERAND.search(ours_error.message)
+        if m is not None and m.group(1) in OPCODE_NAMES:
+            # XLA's parser tries such a word as an instruction written as an operand, then as a
+            # name, notes both failures, and drops the operand
             return "xla-bug", ours_error.message
         return "xla-only", ours_error.render()
     if xla is None:

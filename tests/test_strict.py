@@ -191,6 +191,17 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("scalar literal for an array", module("  ROOT c = f32[2] constant(1)\n"), 10, 28,
      "expects a nested array of rank 1 in braces"),
     ("braces for a scalar", module("  ROOT c = f32[] constant({1})\n"), 10, 27, "expects nested array in rank 0"),
+    ("original value of a word in brackets", module("  ROOT p = f32[] parameter(0), origin={[synthetic]}\n"),
+     10, 41, "Expects 'synthetic_call' after '[' for a synthetic_call value."),
+    ("original value of a bare string", module('  ROOT p = f32[] parameter(0), origin={"a"}\n'),
+     10, 40, "Expects '[synthetic]' or a tuple tree of original arrays"),
+    ("original array of a word", module("  ROOT p = f32[] parameter(0), origin={{a}}\n"),
+     10, 41, "Expects '}' at end of OriginalArray"),
+    ("original value of two trees", module('  ROOT p = f32[] parameter(0), origin={{"a"}, {"b"}}\n'),
+     10, 45, "expects '}' after the original value's tree"),
+    ("original value with a tuple left open", module(
+        '  ROOT p = ((f32[], f32[]), f32[]) parameter(0), origin={(({"a"}, {"b"}, {"c"})}\n'),
+     10, 80, "an original value's '(' is not closed"),
     ("tuple literal of the wrong length", module("  ROOT c = (f32[], s32[]) constant((1))\n"), 10, 36,
      "expects 2 tuple elements, sees 1"),
     ("tuple literal with an element too many", module("  ROOT c = (f32[], s32[]) constant((1, 2, 3))\n"), 10, 41,
@@ -739,6 +750,11 @@ ACCEPTED: list[tuple[str, str]] = [
      "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = f32[] add(f32[] %a, f32[] %b)\n}\n\n"
      "ENTRY %e (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n"
      "  ROOT %r = f32[4]{0} all-reduce(f32[4]{0} %p), replica_groups={{0,1}}, to_apply=%add\n}\n"),
+    ("original values in the spellings XLA reads", module(
+        '  p = ((f32[], f32[]), f32[]) parameter(0), origin={(({"a"}, {}), {"c" {1, 0}})}\n'
+        '  q = ((f32[], f32[]), f32[]) parameter(1), origin={ ( ({"a"} {"b"},), /* c */ {"c"} ) }\n'
+        "  r = f32[] parameter(2), origin={[synthetic_call]}\n  s = f32[] parameter(3), origin={}\n"
+        "  ROOT t = (f32[], f32[]) tuple(r, s), origin={((), {})}\n")),
     ("newer attributes", module('  p = f32[] parameter(0), origin={{"v1"}}\n'
                                 "  ROOT r = f32[] exponential(p), statistics={visualizing_index=1,stat-1=33}, "
                                 "result_accuracy={mode=highest}\n")),
