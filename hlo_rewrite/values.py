@@ -291,6 +291,7 @@ def _read_replica_groups(r: _Reader) -> list[list[int]]:
     tile, reshape, perm = _tile_assignment(r, None)
     if len(tile) != 2:
         raise ValueReadError("iota replica groups need two sizes: [groups,group_size]", start)
+    r.done()  # text after the groups is an error before groups that cannot be made are
     try:
         return expand_iota_replica_groups(tile[0], tile[1], reshape, perm)
     except ValueError as exc:

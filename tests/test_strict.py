@@ -218,6 +218,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 44, "'LESS' is not a value of direction"),
     ("iota groups without T", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
                                      "replica_groups=[2,4]<=[2,4]\n"), 11, 75, "'T('"),
+    ("iota groups of one dimension that cover no devices, with a transpose after it", module(
+        "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
+        "replica_groups=[2,4]<=[42]T(1,0)\n"), 11, 74, "unexpected 'T' after the value"),
     ("declared operand shape", module("  p = f32[8] parameter(0)\n  ROOT r = f32[4] negate(f32[4] p)\n"),
      11, 26, "the declared operand shape f32[4] is not compatible with the shape f32[8] of 'p'"),
     ("unknown computation after '= '", module(
