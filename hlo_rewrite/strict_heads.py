@@ -105,6 +105,8 @@ def _name(text: str, pos: int, what: str) -> tuple[int, str | None]:
 def _module_line(source: str, first: int, attrs: Sequence[tuple[str, int, str, int]]) -> Iterator[tuple[int, str]]:
     pos = skip_trivia(source, 0)
     if not source.startswith("HloModule", pos):
+        if source.startswith(STACK_TABLES, pos):  # XLA's parser reads them after that line only
+            yield pos, "expects the HloModule line before the stack frame tables"
         return
     pos = skip_trivia(source, pos + len("HloModule"))
     end, problem = _name(source, pos, "the module's name")

@@ -258,6 +258,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      2, 15, "Shape of computation e, f32[], is not compatible with that of its root instruction d, "
      "(f32[2], token[])"),
     # the modules of an origin_recovery_table are read as XLA's parser reads them
+    ("stack frame tables without the HloModule line", '// HloModule m\n\nFileNames\n1 "a.py"\n\n'
+     "ENTRY %e () -> pred[] {\n  ROOT %c = pred[] constant(true)\n}\n",
+     3, 1, "expects the HloModule line before the stack frame tables"),
     ("recovery module with an unknown opcode", 'HloModule m, origin_recovery_table={\n  {"a"} : {"b"},\n  "\n'
      "    ENTRY %r (p: f32[2]) -> f32[2] {\n      ROOT %p = f32[2]{0} bogus(parameter(0))\n    }\n"
      '  "\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n',
