@@ -723,7 +723,9 @@ class _Checker:
             required = required | self._branch_attrs(instr, r, local)
         if spec_name == "broadcast" and r.names:
             producer = local.get(r.names[0])
-            if producer is not None and producer.shape is not None and _shape_of(producer.shape).rank:
+            if producer is not None and producer.shape is not None and (
+                (operand_shape := _shape_of(producer.shape)).rank or operand_shape.is_tuple
+            ):  # only a scalar may leave them out
                 required = required | {"dimensions"}
         if len(values) >= len(required) and required.issubset(values):
             return values

@@ -218,6 +218,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      11, 44, "'LESS' is not a value of direction"),
     ("iota groups without T", module("  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
                                      "replica_groups=[2,4]<=[2,4]\n"), 11, 75, "'T('"),
+    ("broadcast of a tuple without dimensions", module(
+        "  p = (f32[2], f32[2]) parameter(0)\n  ROOT r = f32[2] broadcast(p)\n"), 11, 31,
+     "attribute dimensions is expected but not seen"),
     ("iota groups of one dimension that cover no devices, with a transpose after it", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
         "replica_groups=[2,4]<=[42]T(1,0)\n"), 11, 74, "unexpected 'T' after the value"),
