@@ -242,6 +242,28 @@ def _huge_tuple(valid: bool) -> str:
     return f"HloModule m\n\nENTRY e {{\n  p = f32[] parameter(0)\n  ROOT t = ({shapes}) tuple({ops}{close}\n}}\n"
 
 
+BLANKS_MODULE = """HloModule m, entry_computation_layout={(f32[128]{0})->f32[128]{0}}
+
+ENTRY e {
+  p0 = f32[128]{0} parameter(0) // note
+  a = (f32[128], f32[128]) all-to-all(p0, p0), replica_groups={}, metadata={op_name="x"}
+  ROOT g = f32[128]{0} get-tuple-element(a), index=0
+}
+"""
+
+
+@pytest.mark.parametrize("tail", ["}", "x", ",", "/* c */", "// c", ""])
+def test_long_runs_of_blanks_anywhere_are_read_in_time(tail):
+    """A run of blanks before a token a pattern does not expect there once made the token
+    reader's end-of-line pattern backtrack without end (a 261-byte module took minutes)."""
+    lines = BLANKS_MODULE.split("\n")
+    for k, line in enumerate(lines):
+        for cut in sorted({len(line), max(len(line) - 1, 0), len(line) // 2}):
+            text = "\n".join([*lines[:k], line[:cut] + " " * 3000 + tail + line[cut:], *lines[k + 1:]])
+            outcome = fuzz_corpus.check_one(text.encode(), time_limit=HANG)
+            assert outcome.kind not in fuzz_corpus.FAILURES, (k, cut, outcome.kind, outcome.detail[:300])
+
+
 @pytest.mark.parametrize("make", [_huge_constant, _huge_tuple], ids=["constant", "tuple"])
 def test_ten_megabyte_line_valid_is_accepted_quickly(make):
     text = make(True)

@@ -48,7 +48,7 @@ _WORD = IDENTIFIER_RE
 # blanks, line ends and complete comments, as many as there are
 _SKIP = re.compile(r"(?:[ \t\r\n]+|" + COMMENT + ")*", re.S)
 # what follows a token on its own line: blanks and one-line comments, then the line end
-_REST_OF_LINE = re.compile(r"(?:[ \t]+|/\*[^\n\r]*?\*/)*(?://[^\n\r]*)?(?:\r\n|\r|\n|\Z)")
+_REST_OF_LINE = re.compile(r"(?:[ \t]++|/\*[^\n\r]*?\*/)*+(?://[^\n\r]*)?(?:\r\n|\r|\n|\Z)")
 # a run of value characters outside brackets and strings
 _ATOM = re.compile(r'(?:[^\s,(){}\[\]"/%]|/(?![/*]))+')
 _COMMENTS = re.compile(COMMENT, re.S)
