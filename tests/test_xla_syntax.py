@@ -63,6 +63,15 @@ def test_a_send_and_recv_with_comments_in_their_attributes_are_fused_and_the_out
     assert again.entry.get("rd").frontend_attributes == module.entry.get("rd").frontend_attributes
 
 
+def test_a_send_and_recv_whose_metadata_values_stand_after_line_ends_are_fused():
+    text, _ = READS["metadata_values_after_line_ends_and_comments"]
+    module = parse_module(text, "m.hlo")
+    (report,) = run_passes(module, ["fuse-send-recv"], PassOptions())
+    assert report.rewritten
+    again = parse_module(print_module(module), "out.hlo", strict=True)
+    assert again.entry.get("rd").opcode == "custom-call"
+
+
 def test_a_send_and_recv_whose_frontend_attributes_hold_comment_text_are_fused_with_it():
     text, _ = READS["line_comment_text_inside_frontend_attributes"]
     module = parse_module(text, "m.hlo")

@@ -263,6 +263,13 @@ READS: dict[str, tuple[str, dict]] = {
                         ",// c\n frontend_attributes={_xla_send_recv_source_target_pairs={{0,1},// c\n{1,0}}}"),
         SEND_RECV_PAIR,
     ),
+    # metadata whose values stand after line ends and comments (the passes read it on the
+    # instructions they rewrite)
+    "metadata_values_after_line_ends_and_comments": (
+        _send_recv_pair(', metadata={op_name="a" source_file=\n  "f.py" /* c */ source_line=\n 10}',
+                        ', metadata={ /* c */ op_name=// c\n"b"\n}'),
+        SEND_RECV_PAIR,
+    ),
     # a custom-call's literal: a shape, then a literal, which may stand apart (and a layout
     # after the shape, which XLA's parser reads as the shape's)
     "literal_attribute_over_lines": (
