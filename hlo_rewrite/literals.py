@@ -33,8 +33,10 @@ _SEP: Final = r"[ \t\r\n,]*+"
 _INT_TOKEN: Final = r"-?\d+(?![\d.eE])"
 # XLA's lexer starts a number at a digit or '-': "-.5" is a number, ".5" is not
 _FLOAT_NUM: Final = r"(?:-?\d+\.?\d*|-\.\d+)(?:[eE][-+]?\d+)?"
-_FLOAT_TOKEN: Final = r"(?:" + _FLOAT_NUM + r"|-?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?)(?![\w.])"
-_PRED_TOKEN: Final = r"(?:true|false|-?\d+)(?![\w.])"
+# a word ends where XLA's lexer ends an identifier; a number where its number patterns stop, and
+# a word may follow at once ("7nan" is 7, then nan)
+_FLOAT_TOKEN: Final = (r"(?:" + _FLOAT_NUM + r"(?![\d.])|(?:-?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?)(?![\w.]))")
+_PRED_TOKEN: Final = r"(?:(?:true|false)(?![\w.])|-?\d+(?![\d.]))"
 _COMPLEX_TOKEN: Final = (r"\([ \t\r\n]*" + _FLOAT_TOKEN + r"[ \t\r\n]*,[ \t\r\n]*" + _FLOAT_TOKEN
                          + r"[ \t\r\n]*\)")
 

@@ -202,6 +202,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("original value with a tuple left open", module(
         '  ROOT p = ((f32[], f32[]), f32[]) parameter(0), origin={(({"a"}, {"b"}, {"c"})}\n'),
      10, 80, "an original value's '(' is not closed"),
+    ("literal number followed at once by a word, one element too many", module(
+        "  ROOT c = f32[2] constant({7nan, 1})\n"), 10, 29, "expects 2 elements on the minor-most dimension, but sees more"),
     ("tuple literal of the wrong length", module("  ROOT c = (f32[], s32[]) constant((1))\n"), 10, 36,
      "expects 2 tuple elements, sees 1"),
     ("tuple literal with an element too many", module("  ROOT c = (f32[], s32[]) constant((1, 2, 3))\n"), 10, 41,
@@ -831,6 +833,9 @@ ACCEPTED: list[tuple[str, str]] = [
     ("operand layout constraints, one per operand", module(
         "  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n"
         '  ROOT c = f32[2] custom-call(p, q), custom_call_target="x", operand_layout_constraints={f32[2]{0}, f32[3]{0}}\n')),
+    # XLA's lexer ends a number where its number patterns stop: a word may follow at once
+    ("literal numbers followed at once by words", module(
+        "  a = pred[2] constant({1false})\n  ROOT c = f32[2] constant({7inf,})\n")),
     # XLA's parser notes a missing ',' between a tuple literal's elements and goes on
     ("tuple literal elements without commas between them", module(
         "  ROOT c = (f32[2,1], f32[2], c64[], (s32[], pred[])) constant(( { {1}, {2} } /* c */ {2, 42}\n"
