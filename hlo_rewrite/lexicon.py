@@ -361,7 +361,11 @@ def _layout_end(text: str, brace: int, end: int | None) -> int | None:
     before = brace - 1
     while before >= 0 and text[before] in " \t":
         before -= 1
-    if before < 0 or text[before] != "]":
+    if before < 0:
+        return None
+    if text[before] != "]" and (
+        text[before] not in "/\r\n" or _DIMS_CLOSE_BEFORE.search(text, max(0, brace - 4096), brace) is None
+    ):  # (comments or line ends between the ']' and the '{': rare, looked for in the text before)
         return None
     from .layouts import layout_end  # (it reads with this module's tokens)
 
@@ -387,6 +391,8 @@ def matching_close(text: str, pos: int, end: int | None = None) -> int:
     return stop + 1
 
 
+# a shape's ']' then blanks, line ends and comments, to the end of the text searched
+_DIMS_CLOSE_BEFORE: Final = lazy_pattern(r"\](?:\s++|/\*(?:[^*]|\*(?!/))*+\*/|//[^\r\n]*+)*+\Z")
 _BRACE_OR_QUOTE: Final = lazy_pattern(r'[{}"]')
 _BRACE_QUOTE_OR_SLASH: Final = lazy_pattern(r'[{}"/]')
 

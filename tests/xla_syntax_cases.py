@@ -56,6 +56,12 @@ READS: dict[str, tuple[str, dict]] = {
         "  n = f32[8,128]{1,0:S(1} negate(f32[8,128]{1,0:E(4} p)\n  ROOT c = f32[8,128]{1,0:T(8,} copy(n)\n}\n",
         {"e": ([("p", "parameter", []), ("n", "negate", ["p"]), ("c", "copy", ["n"])], "c")},
     ),
+    # ... with a comment or a line end between the shape's ']' and its layout's '{'
+    "layout_sections_left_open_after_comments": (
+        "HloModule m\n\nENTRY e {\n  p = f32[2,3]/*index=3*/{1,0:S(1} parameter(0)\n"
+        "  ROOT c = f32[2,3] // c\n    {1,0:T(2,3} copy(p)\n}\n",
+        {"e": ([("p", "parameter", []), ("c", "copy", ["p"])], "c")},
+    ),
     # a layout's dimension order may hold a negative number (XLA's parser reads and prints it)
     "negative_layout_dimension": (
         "HloModule m, entry_computation_layout={(f32[2,3]{-1,0})->f32[2,3]{1,0}}\n\n"
