@@ -99,6 +99,7 @@ class Kind:
     BUFFER_DONOR = "buffer donor"        # {(0, {}), (1, {0})}
     RESULT_ACCURACY = "result accuracy"  # {mode=highest} or {tolerance={atol=0.5,rtol=0.1,ulps=2}}
     ORIGINAL_VALUE = "original value"    # {{"name" {0}}}, {({"a"}, {})} or {[synthetic_call]}
+    RECOVERY_TABLE = "recovery table"    # {{"a"} : {"b"}, "HloModule ..."}
 
 
 # a record as typing.NamedTuple makes one, without importing typing (docs/decisions.md):
@@ -400,7 +401,7 @@ MODULE_ATTRS: Final = MappingProxyType({
     "num_partitions": AttrSpec("num_partitions", Kind.INT),
     "input_output_alias": AttrSpec("input_output_alias", Kind.ALIASING),
     "buffer_donor": AttrSpec("buffer_donor", Kind.BUFFER_DONOR),
-    "origin_recovery_table": AttrSpec("origin_recovery_table", Kind.BRACED),
+    "origin_recovery_table": AttrSpec("origin_recovery_table", Kind.RECOVERY_TABLE),
 })
 
 

@@ -916,19 +916,44 @@ def _read_original_value(r: _Reader) -> None:
             elif depth and r.eat(")"):  # an empty tuple, or a ',' after the last tree
                 depth -= 1
                 tree_next = False
-            elif r.eat("{"):  # an original array
-                if r.peek() is not None and r.peek()[0] == "str":  # type: ignore[index]
-                    r.i += 1
-                    if r.is_punct("{"):
-                        _shape_index(r)
-                if not r.eat("}"):
-                    raise ValueReadError("Expects '}' at end of OriginalArray", r.at())
+            elif r.is_punct("{"):
+                _original_array(r)
                 tree_next = False
             else:
                 raise ValueReadError("Expects '[synthetic]' or a tuple tree of original arrays in original_value "
                                      "field.", r.at())
     if not r.eat("}"):
         raise ValueReadError("expects '}' after the original value's tree", r.at())
+
+
+def _original_array(r: _Reader) -> None:
+    """``{"name" {shape index}}``, either part left out (``{}``), at its ``{``."""
+    r.punct("{")
+    tok = r.peek()
+    if tok is not None and tok[0] == "str":
+        r.i += 1
+        if r.is_punct("{"):
+            _shape_index(r)
+    if not r.eat("}"):
+        raise ValueReadError("Expects '}' at end of OriginalArray", r.at())
+
+
+def _read_recovery_table(r: _Reader) -> None:
+    """``origin_recovery_table={...}``: entries one after another with nothing between them,
+    each an original array, ``:``, another, then ``,`` and a module's text in a string or
+    neither, as XLA's parser reads them (the modules are read by strict mode's own checks)."""
+    r.punct("{")
+    while not r.eat("}"):
+        if not r.is_punct("{"):
+            raise ValueReadError("Expects '{'", r.at())
+        _original_array(r)
+        if not r.eat(":"):
+            raise ValueReadError("Expected format: <original_array>: <original_array>, <HloModule>", r.at())
+        if not r.is_punct("{"):
+            raise ValueReadError("Expects '{'", r.at())
+        _original_array(r)
+        if r.eat(","):
+            r.take("str", "a string (the recovery module)")
 
 
 def _shape_index(r: _Reader) -> None:
@@ -947,6 +972,7 @@ _TOKEN_READERS: Final = {
     Kind.BUFFER_DONOR: lambda r, name: _read_buffer_donor(r),
     Kind.RESULT_ACCURACY: lambda r, name: _read_result_accuracy(r),
     Kind.ORIGINAL_VALUE: lambda r, name: _read_original_value(r),
+    Kind.RECOVERY_TABLE: lambda r, name: _read_recovery_table(r),
     Kind.SHARDING: lambda r, name: _read_sharding(r),
     Kind.DOMAIN: lambda r, name: _read_domain(r),
 }

@@ -270,6 +270,12 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      "    ENTRY %r (p: f32[2]) -> f32[2] {\n      ROOT %p = f32[2]{0} bogus(parameter(0))\n    }\n"
      '  "\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n',
      5, 27, "in a module of origin_recovery_table: unknown opcode 'bogus'"),
+    ("recovery table with a comma after a module", 'HloModule m, origin_recovery_table={\n  {"a"} : {"b"}, "",\n'
+     '  {"c"} : {"d"}, ""\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n',
+     2, 20, "Expects '{'"),
+    ("recovery table entry whose ':' is in a comment", 'HloModule m, origin_recovery_table={\n  {"a"} // : {"b"},\n'
+     '  ""\n}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n',
+     3, 3, "Expected format: <original_array>: <original_array>, <HloModule>"),
     ("recovery module that is empty", 'HloModule m, origin_recovery_table={\n  {"a"} : {"b"}, ""\n}\n\n'
      "ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n",
      2, 19, "in a module of origin_recovery_table: empty input"),
