@@ -380,8 +380,9 @@ XLA_KINDS = ("same", "both-reject", "ours-only", "xla-bug", "renamed", "xla-abor
 #: the disagreements that are failures: XLA reads a module we reject, or both read it differently;
 #: with ``--strict`` also strict mode reading a module XLA rejects ("strict-only")
 XLA_FAILURES = ("xla-only", "misread", "strict-only")
-#: what is saved and shown: the failures, and the modules the passes refuse after both parsers read them
-XLA_SHOWN = (*XLA_FAILURES, "passes-refuse")
+#: what is saved and shown: the failures, the modules the passes refuse after both parsers read
+#: them, and those we read where XLA's parser stops the process (strict mode should refuse them)
+XLA_SHOWN = (*XLA_FAILURES, "passes-refuse", "xla-abort-ours-accept")
 #: the one attribute strict mode accepts by decision although XLA rejects it (docs/decisions.md):
 #: XLA is asked about the text without it
 _COMMENT_RE = r"/\*(?:(?!\*/).)*\*/"  # one comment: it holds no "*/"
