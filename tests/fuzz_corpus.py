@@ -396,6 +396,8 @@ XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element
                     "is out of range for literal's primitive type S64",
                     # input_output_alias with the parameter number left out
                     "(<input_param>, <input_param_shape_index>): expected an integer, found ','",
+                    # and output_to_operand_aliasing with the operand number left out (read as 0)
+                    "(<operand>, <operand_shape_index>): expected an integer, found ','",
                     # an instruction written as an operand that XLA notes a problem in, then drops
                     "an instruction written as an operand: XLA's parser drops such an operand",
                     "is written as an operand, and such an instruction takes no attributes",
