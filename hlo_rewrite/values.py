@@ -881,9 +881,11 @@ def _read_result_accuracy(r: _Reader) -> None:
         raise ValueReadError("expected '}' to end result_accuracy", r.at())
 
 
-#: what is said where an original value's tuple is left open: XLA's parser reads the tuples as
-#: the instruction's shape has them, notes a missing ')' and goes on (docs/decisions.md)
+#: what is said where an original value's tuple is left open or closed unopened: XLA's parser
+#: reads the tuples as the instruction's shape has them, notes a missing ')' or '(' and goes on
+#: (docs/decisions.md)
 ORIGINAL_TUPLE_OPEN: Final = "an original value's '(' is not closed"
+ORIGINAL_TUPLE_UNOPENED: Final = "an original value's ')' has no '(' before it"
 
 
 def _read_original_value(r: _Reader) -> None:
@@ -922,6 +924,8 @@ def _read_original_value(r: _Reader) -> None:
             else:
                 raise ValueReadError("Expects '[synthetic]' or a tuple tree of original arrays in original_value "
                                      "field.", r.at())
+    if r.is_punct(")"):
+        raise ValueReadError(ORIGINAL_TUPLE_UNOPENED, r.at())
     if not r.eat("}"):
         raise ValueReadError("expects '}' after the original value's tree", r.at())
 

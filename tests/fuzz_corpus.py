@@ -401,9 +401,9 @@ XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element
                     # an instruction written as an operand that XLA notes a problem in, then drops
                     "an instruction written as an operand: XLA's parser drops such an operand",
                     "is written as an operand, and such an instruction takes no attributes",
-                    # an original value's tuple left open: XLA reads the tuples as the shape has
-                    # them, noting the missing ')'
-                    "an original value's '(' is not closed",
+                    # an original value's tuple left open or closed unopened: XLA reads the tuples
+                    # as the shape has them, noting the missing ')' or '('
+                    "an original value's '(' is not closed", "an original value's ')' has no '('",
                     # a sharding's device list shorter than its tile: XLA leaves the rest unset
                     # (a longer one breaks its heap)
                     " devices, the list names ")

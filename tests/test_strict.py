@@ -199,6 +199,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      10, 41, "Expects '}' at end of OriginalArray"),
     ("original value of two trees", module('  ROOT p = f32[] parameter(0), origin={{"a"}, {"b"}}\n'),
      10, 45, "expects '}' after the original value's tree"),
+    ("original value with a tuple closed but not opened", module(
+        '  ROOT p = (f32[]) parameter(0), origin={{"a"})}\n'), 10, 47, "an original value's ')' has no '(' before it"),
     ("original value with a tuple left open", module(
         '  ROOT p = ((f32[], f32[]), f32[]) parameter(0), origin={(({"a"}, {"b"}, {"c"})}\n'),
      10, 80, "an original value's '(' is not closed"),

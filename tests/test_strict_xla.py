@@ -23,6 +23,7 @@ XLA_ACCEPTS_BUT_WE_REJECT = {
     "operand count of an instruction written as an operand of a tuple",
     "tuple literal of no elements for a tuple of two",  # the constant's shape becomes ((), ())
     "original value with a tuple left open",  # read as the shape has its tuples, the ')' noted missing
+    "original value with a tuple closed but not opened",  # likewise, the '(' noted missing
 }
 #: what XLA cannot be asked about: its parser aborts the process
 XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_replicate",
