@@ -63,6 +63,8 @@ from hlo_rewrite.reader import (  # noqa: E402
     parse_module,
 )
 from hlo_rewrite.safety import check_output  # noqa: E402
+from hlo_rewrite.strict import WRITTEN_AS_OPERAND  # noqa: E402
+from hlo_rewrite.values import ORIGINAL_TUPLE_OPEN, ORIGINAL_TUPLE_UNOPENED  # noqa: E402
 
 FAILURES = ("unlocated", "internal", "crashed", "slow")
 KINDS = ("accepted", "rejected", *FAILURES)
@@ -399,11 +401,11 @@ XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element
                     # and output_to_operand_aliasing with the operand number left out (read as 0)
                     "(<operand>, <operand_shape_index>): expected an integer, found ','",
                     # an instruction written as an operand that XLA notes a problem in, then drops
-                    "an instruction written as an operand: XLA's parser drops such an operand",
+                    WRITTEN_AS_OPERAND,
                     "is written as an operand, and such an instruction takes no attributes",
                     # an original value's tuple left open or closed unopened: XLA reads the tuples
                     # as the shape has them, noting the missing ')' or '('
-                    "an original value's '(' is not closed", "an original value's ')' has no '('",
+                    ORIGINAL_TUPLE_OPEN, ORIGINAL_TUPLE_UNOPENED,
                     # a sharding's device list shorter than its tile: XLA leaves the rest unset
                     # (a longer one breaks its heap)
                     " devices, the list names ")
