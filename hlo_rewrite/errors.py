@@ -109,6 +109,12 @@ class HloError(Exception):
             self.filename = filename
         return self
 
+    def reworded(self, message: str) -> HloError:
+        """Return self with another message (the exception's own text too)."""
+        self.message = message
+        self.args = (message,)
+        return self
+
     def shifted(self, line_offset: int) -> HloError:
         """Move the reported line by ``line_offset`` (for split input files)."""
         if self.line is not None:
@@ -179,8 +185,7 @@ def clarified(exc: HloError) -> HloError:
     m = _UNKNOWN_ELEMENT_TYPE.fullmatch(exc.message)
     if m is not None and isinstance(exc, HloParseError):
         word = m.group(1)
-        exc.message = f"unknown element type '{word}'"
-        exc.args = (exc.message,)
+        exc.reworded(f"unknown element type '{word}'")
         if exc.column is not None and exc.column > len(word):
             exc.column -= len(word)
     return exc

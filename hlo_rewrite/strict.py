@@ -516,8 +516,7 @@ class _Checker:
                 try:
                     self.check_instruction(instr, text, local, params, _inline(instr, start), True)
                 except HloError as exc:
-                    exc.message = f"{exc.message} ({WRITTEN_AS_OPERAND})"
-                    exc.args = (exc.message,)
+                    exc.reworded(f"{exc.message} ({WRITTEN_AS_OPERAND})")
                     raise
             elif text is not None and not instr.implied:
                 span = instr.source_span if instr.inline_operands is not None else None

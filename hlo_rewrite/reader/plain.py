@@ -94,16 +94,10 @@ class _FastFail(Exception):
     """The fast path does not accept this text; ask the grammar."""
 
 
-def _opens_body_at_end(line: str) -> bool:
-    """Whether a header line's only brace outside its layouts is the '{' it ends with."""
-    bare = HEADER_LAYOUT.sub("]", line).rstrip()
-    return bare.count("{") == 1 and "}" not in bare
-
-
-def _braces_beside_layouts(line: str) -> bool:
-    """Whether a header line holds a brace outside its layouts."""
+def _header_braces(line: str) -> tuple[int, int]:
+    """How many '{' and '}' a header line holds outside its layouts."""
     bare = HEADER_LAYOUT.sub("]", line)
-    return "{" in bare or "}" in bare
+    return bare.count("{"), bare.count("}")
 
 
 def _depth_delta(line: str) -> int:
@@ -530,10 +524,10 @@ class Scanner:
             line = text[starts[j] : starts[j + 1] - 1]
             depth += _depth_delta(line)
             if depth == 1 and line.rstrip().endswith("{"):
-                if (line.count("{") > 1 or "}" in line) and not _opens_body_at_end(line):
+                if (line.count("{") > 1 or "}" in line) and _header_braces(line) != (1, 0):
                     raise NotPlain  # a body opened (and perhaps closed) before the line's end
                 break
-            if ("{" in line or "}" in line) and _braces_beside_layouts(line) or depth <= 0 and j > i:
+            if ("{" in line or "}" in line) and _header_braces(line) != (0, 0) or depth <= 0 and j > i:
                 raise NotPlain  # a body opened mid-line, or no '{' where expected: the token reader reads it
             j += 1
             if j >= n:
