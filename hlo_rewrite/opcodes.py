@@ -16,9 +16,10 @@ one parses). Public names:
 - ``MODULE_ATTRS``: the attributes of the ``HloModule`` header line.
 - ``ENUM_VALUES``: the words an enumerated attribute accepts (``ANY_CASE_ENUM_NAMES``: in any
   case); ``ANY_CASE_ENUMS``: those of the enumerations XLA reads in any case.
-- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out; ``BUILT_SHAPES``,
-  ``BUILT_AFTER_DATA`` and ``BUILT_FROM_OPERAND``: those whose shape XLA's parser builds itself,
-  whatever shape is written.
+- ``SHAPE_INFERRED``: the opcodes whose result shape may be left out (worked out by
+  :mod:`hlo_rewrite.inference`); ``BUILT_SHAPES``, ``BUILT_AFTER_DATA``, ``BUILT_FROM_OPERAND``
+  and ``BUILT_AS_OPERAND``: those whose shape XLA's parser builds itself, whatever shape is
+  written.
 - :func:`spec_of` and :func:`split_async_opcode` (``custom-call-start`` is ``async-start``
   wrapping ``custom-call``, as XLA's parser reads it).
 """
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILT_AFTER_DATA",
+    "BUILT_AS_OPERAND",
     "BUILT_FROM_OPERAND",
     "BUILT_SHAPES",
     "ALL_CALLEE_ATTRS",
@@ -363,6 +365,9 @@ BUILT_AFTER_DATA: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
 #: (``CreateSend``: the data sent; ``CreateRecvDone``: the first element of the recv's shape)
 BUILT_FROM_OPERAND: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
     {"send": ("u32[]", "token[]"), "recv-done": ("token[]",)})
+#: the opcodes whose shape XLA's parser takes from their first operand, whatever shape is written
+#: (``CreateAddDependency``)
+BUILT_AS_OPERAND: Final = frozenset({"add-dependency"})
 #: the opcodes whose result shape XLA's parser works out when the text leaves it out
 #: (``CanInferShape`` in ``hlo_parser.cc``); any other instruction must write its shape
 SHAPE_INFERRED: Final[frozenset[str]] = frozenset("""

@@ -26,8 +26,10 @@ What it rejects, as XLA's parser does:
 - a layout whose sections after ``:`` XLA's parser does not read: out of their order
   (``S(1)E(4)``), twice, split configs without ``:``, a physical shape
   (:mod:`hlo_rewrite.layouts`, which also takes what XLA takes, a section that stops early);
-- a shape left out where XLA's parser cannot work it out (``opcodes.SHAPE_INFERRED``), a tuple
-  whose written shape has another number of elements than it has operands.
+- a shape left out where XLA's parser does not work it out (``opcodes.SHAPE_INFERRED``), or
+  where the operands and attributes give none (:mod:`hlo_rewrite.inference`, whose shape the
+  instructions after it are checked against); a tuple whose written shape has another number
+  of elements than it has operands.
 
 An instruction written as an operand of another (XLA's nested form) is checked as one of its
 own, at its own place in the source.
@@ -45,8 +47,10 @@ from typing import TYPE_CHECKING
 
 from . import escapes, lexicon
 from .errors import HloError, HloParseError
+from .inference import NoShape, Program, infer
 from .opcodes import (
     BUILT_AFTER_DATA,
+    BUILT_AS_OPERAND,
     BUILT_FROM_OPERAND,
     BUILT_SHAPES,
     MODULE_ATTRS,
@@ -204,6 +208,60 @@ class _Checker:
         self.spelled: set[str] = set()
         #: the computation each async-start calls, and that start (XLA lets one async op call it)
         self.async_calls: dict[str, str] = {}
+        #: the shape XLA's parser works out for each instruction written without one (by id)
+        self.inferred: dict[int, str] = {}
+        #: each computation checked: its parameters' names by number
+        self.parameters: dict[str, dict[int, str]] = {}
+        #: the signatures asked for so far (:meth:`program`)
+        self.programs: dict[str, Program | None] = {}
+
+    # ----------------------------------------------------------------- shapes
+    def built(self, instr: Instruction) -> str | None:
+        """The shape XLA's parser gives ``instr`` (:func:`_built_shape`); None when not known."""
+        return _built_shape(instr, self.inferred)
+
+    def operand_shape(self, r: _Instr, k: int, local: dict[str, Instruction]) -> Shape | None:
+        """The shape of operand ``k``: as declared before its name, else as its instruction's
+        shape; None when neither is known."""
+        declared = r.shapes[k] if r.shapes is not None and k < len(r.shapes) else None
+        producer = local.get(r.names[k]) if k < len(r.names) else None
+        text = declared if declared is not None else (None if producer is None else self.built(producer))
+        return None if text is None else _parsed_shape(text)
+
+    def program(self, name: str) -> Program | None:
+        """The signature of computation ``name`` as XLA's parser computes it from the body
+        (``ComputeProgramShape``), once the computation is checked; None before."""
+        if name in self.programs:
+            return self.programs[name]
+        params = self.parameters.get(name)
+        comp = self.module.computation(name) if params is not None else None
+        program = None
+        if comp is not None and params is not None:
+            def shape(instr: Instruction | None) -> Shape | None:
+                text = None if instr is None else self.built(instr)
+                return None if text is None else _parsed_shape(text)
+
+            program = Program(tuple(shape(comp.get(params[n])) for n in range(len(params))), shape(comp.root))
+        self.programs[name] = program
+        return program
+
+    def _infer(self, instr: Instruction, r: _Instr, opcode: str, attrs: dict[str, object],
+               local: dict[str, Instruction]) -> None:
+        """Work out the shape of ``instr``, written without one, as XLA's parser does
+        (:mod:`hlo_rewrite.inference`), for the instructions after it; refuse it where XLA's parser
+        finds none."""
+        operands = []
+        for name in r.names:
+            producer = local.get(name)
+            text = None if producer is None else self.built(producer)
+            operands.append(None if text is None else _parsed_shape(text))
+        try:
+            shape = infer(opcode, operands, attrs, self.program)
+        except NoShape as exc:
+            raise self.error(instr, r.text, r.opcode_at,
+                             f"failed to infer shape for opcode: {opcode}, error: {exc.message}") from None
+        if shape is not None:
+            self.inferred[id(instr)] = shape.text()
 
     # ----------------------------------------------------------------- errors
     def error(self, instr: Instruction, text: str, offset: int, message: str) -> HloParseError:
@@ -413,7 +471,7 @@ class _Checker:
         """Each output index of ``input_output_alias`` names a part of ENTRY's result shape, as
         XLA's alias configuration demands of the module it has read."""
         entry = next((c for c in self.module.computations if c.is_entry), None)
-        declared = None if entry is None else _built_shape(entry.root)
+        declared = None if entry is None else self.built(entry.root)
         if declared is None:
             return
         result = _shape_of(declared)
@@ -432,7 +490,7 @@ class _Checker:
         """The signature's result shape against the root's, as XLA's parser compares them once it
         has read the body (``ShapeUtil::Compatible``: layouts and dynamic bounds aside)."""
         root = comp.root
-        declared = _built_shape(root)
+        declared = self.built(root)
         if declared is None:
             return
         try:
@@ -525,6 +583,7 @@ class _Checker:
                 unnamed = self.module.single_instruction and _is_shape_start(text, lexicon.skip_trivia(text, 0))
                 self.check_instruction(instr, text, local, params, inline, unnamed)
             local[instr.name] = instr
+        self.parameters[comp.name] = params
         beyond = [n for n in params if n >= len(params)]
         if beyond:
             # numbers with a gap: XLA's parser stops the process on it (a failed check)
@@ -588,6 +647,8 @@ class _Checker:
                 self._check_counts(instr, r, inner, local, preset=True)
         attrs = self._check_attrs(instr, r, spec, wrapped, local)
         self._check_rules(instr, r, spec, shape, attrs, local, wrapped)
+        if r.shape_text is None and opcode not in BUILT_SHAPES:
+            self._infer(instr, r, spec.name, attrs, local)
 
     def _check_bare_name(self, instr: Instruction, text: str) -> None:
         """A name XLA's lexer reads as a keyword or an element type, unless written with ``%``
@@ -668,14 +729,14 @@ class _Checker:
         if r.shapes is not None:
             for k, (shape_text, name) in enumerate(zip(r.shapes, r.names, strict=True)):
                 producer = local.get(name)
-                if shape_text is not None and producer is not None and _built_shape(producer) not in (None, shape_text):
+                if shape_text is not None and producer is not None and self.built(producer) not in (None, shape_text):
                     self._operand_at(instr, r, k)  # finds the places, then checks below
                     break
         for shape_text, at, name, _name_at in r.operands or ():
             if shape_text is None:
                 continue
             producer = local.get(name)
-            built = None if producer is None else _built_shape(producer)
+            built = None if producer is None else self.built(producer)
             if built is None or built == shape_text:
                 continue
             try:
@@ -721,10 +782,9 @@ class _Checker:
         if spec_name == "conditional" and r.names:
             required = required | self._branch_attrs(instr, r, local)
         if spec_name == "broadcast" and r.names:
-            producer = local.get(r.names[0])
-            if producer is not None and producer.shape is not None and (
-                (operand_shape := _shape_of(producer.shape)).rank or operand_shape.is_tuple
-            ):  # only a scalar may leave them out
+            operand_shape = self.operand_shape(r, 0, local)
+            if operand_shape is not None and (operand_shape.rank or operand_shape.is_tuple):
+                # only a scalar may leave them out
                 required = required | {"dimensions"}
         if len(values) >= len(required) and required.issubset(values):
             return values
@@ -735,10 +795,9 @@ class _Checker:
         return values
 
     def _branch_attrs(self, instr: Instruction, r: _Instr, local: dict[str, Instruction]) -> set[str]:
-        producer = local.get(r.names[0])
-        if producer is None or producer.shape is None:
+        index = self.operand_shape(r, 0, local)
+        if index is None:
             return set()
-        index = _shape_of(producer.shape)
         if index.is_tuple or index.rank:
             raise self.error(instr, r.text, self._operand_at(instr, r, 0), "The first operand must be a scalar")
         if index.element_type == "pred":
@@ -814,7 +873,7 @@ class _Checker:
         if name in ("reshape", "dynamic-reshape") and r.shape_text is not None and r.names:
             self._check_reshape(instr, r, local)
         if name == "recv-done" and r.names:
-            operand = _operand_shape(r, 0, local)
+            operand = self.operand_shape(r, 0, local)
             if operand is not None and not operand.is_tuple:
                 # XLA's parser makes the recv-done from the first element of its operand's shape
                 at = self._operand_at(instr, r, 0)
@@ -889,7 +948,7 @@ class _Checker:
         bound): on another, XLA's parser stops the process (a failed check making the
         instruction)."""
         result = _parsed_shape(r.shape_text[0])  # type: ignore[index]
-        operand = _operand_shape(r, 0, local)
+        operand = self.operand_shape(r, 0, local)
         if result is None or operand is None or result.is_tuple or operand.is_tuple:
             return
         if -1 in result.dims or -1 in operand.dims:
@@ -967,7 +1026,7 @@ class _Checker:
         or its element type, and stops the process on a tuple, a token or an opaque value."""
         if k >= len(r.names):
             return None
-        shape = _operand_shape(r, k, local)
+        shape = self.operand_shape(r, k, local)
         if shape is not None and not _is_array(shape):
             at = self._operand_at(instr, r, k)
             raise self.error(instr, r.text, at, f"operand {k} of {instr.opcode} must be an array, and "
@@ -1210,15 +1269,6 @@ def _is_array(shape: Shape) -> bool:
     return not shape.is_tuple and shape.element_type not in ("token", "opaque")
 
 
-def _operand_shape(r: _Instr, k: int, local: dict[str, Instruction]) -> Shape | None:
-    """The shape of operand ``k``: as declared before its name, else as its instruction's
-    shape; None when neither is known."""
-    declared = r.shapes[k] if r.shapes is not None and k < len(r.shapes) else None
-    producer = local.get(r.names[k]) if k < len(r.names) else None
-    text = declared if declared is not None else (None if producer is None else _built_shape(producer))
-    return None if text is None else _parsed_shape(text)
-
-
 def _parsed_shape(text: str) -> Shape | None:
     """The shape ``text`` spells, None when it spells none (its syntax is checked elsewhere)."""
     try:
@@ -1234,24 +1284,30 @@ _BUILT_DEPTH = 64
 _DONE_OF = {"send-done": "send", "recv-done": "recv"}
 
 
-def _built_shape(instr: Instruction, depth: int = 0) -> str | None:
+def _built_shape(instr: Instruction, inferred: dict[int, str], depth: int = 0) -> str | None:
     """The shape XLA's parser gives ``instr``: the written one, but for
-    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES`, :data:`~hlo_rewrite.opcodes.BUILT_AFTER_DATA` and
-    :data:`~hlo_rewrite.opcodes.BUILT_FROM_OPERAND` (``depth``: how many of those led here)."""
+    :data:`~hlo_rewrite.opcodes.BUILT_SHAPES`, :data:`~hlo_rewrite.opcodes.BUILT_AFTER_DATA`,
+    :data:`~hlo_rewrite.opcodes.BUILT_FROM_OPERAND` and :data:`~hlo_rewrite.opcodes.BUILT_AS_OPERAND`
+    (``depth``: how many of those led here), and for an instruction written without one, the
+    shape in ``inferred`` (by its id)."""
     built = BUILT_SHAPES.get(instr.opcode)
     if built is not None:
         return built
     after = BUILT_FROM_OPERAND.get(instr.opcode)
-    if after is not None:
+    if after is not None or instr.opcode in BUILT_AS_OPERAND:
         comp = instr.computation
         producer = comp.get(instr.operands[0]) if comp is not None and instr.operands else None
-        data = None if producer is None or depth > _BUILT_DEPTH else _built_shape(producer, depth + 1)
+        data = None if producer is None or depth > _BUILT_DEPTH else _built_shape(producer, inferred, depth + 1)
+        if after is None:
+            return data if data is not None else instr.shape if instr.shape is not None else inferred.get(id(instr))
         if data is not None and instr.opcode == "recv-done":
             shape = _parsed_shape(data)
             data = shape.tuple_shapes[0].text() if shape is not None and shape.is_tuple and shape.tuple_shapes else None
         return instr.shape if data is None else "(" + ", ".join((data, *after)) + ")"
+    if instr.shape is None:
+        return inferred.get(id(instr))
     tail = BUILT_AFTER_DATA.get(instr.opcode)
-    if tail is None or instr.shape is None:
+    if tail is None:
         return instr.shape
     shape = _parsed_shape(instr.shape)
     if shape is None or not shape.is_tuple or not shape.tuple_shapes:

@@ -1,0 +1,634 @@
+"""The shape XLA's parser works out for an instruction written without one.
+
+XLA's parser lets the shape be left out for the opcodes of ``opcodes.SHAPE_INFERRED``
+(``ROOT r = add(a, b)``) and takes it from its shape inference: an elementwise operation has its
+operands' dimensions (a scalar, or a dimension of size 1, broadcast to the other's), a ``dot``
+its batch dimensions then the free ones of each side, a ``call`` its callee's result, and so on.
+Where the operands and attributes give no shape (``transpose(f32[3,4] p), dimensions={0}``,
+``exponential-minus-one`` of an integer) it refuses the instruction: "failed to infer shape".
+
+Strict mode asks :func:`infer` for both: the shape, which later instructions see as their
+operand's, and the reason when there is none (:class:`NoShape`). The rules here are sure or
+silent: a rule raises only where XLA's inference refuses, which the tests check against XLA
+itself, and gives None where it cannot tell, so that strict mode then checks less, never more:
+an operand whose shape is not known, dimensions of dynamic size, operands of different
+floating-point types (the result takes the more precise one, which is not worked out here), and
+the opcodes without a rule here (``map``, ``gather``, ``convolution``, ...).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable, Mapping, Sequence
+
+from .lexicon import COMPLEX_TYPES, FLOAT_TYPES, NON_ARRAY_TYPES, SIGNED_TYPES, UNSIGNED_TYPES
+from .shapes import Shape, compatible
+
+TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
+
+if TYPE_CHECKING:
+    from typing import Final
+
+__all__ = ["NoShape", "Program", "infer"]
+
+
+class NoShape(Exception):
+    """XLA's shape inference gives the instruction no shape; the message says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Program(namedtuple("Program", ["parameters", "result"])):
+    """A computation's signature as XLA's parser computes it from its body (its parameters'
+    shapes by number, its root's shape); None for a shape that is not known."""
+
+    __slots__ = ()
+    parameters: tuple[Shape | None, ...]
+    result: Shape | None
+
+
+#: the computations' signatures, by name (None: not known)
+Programs = Callable[[str], "Program | None"]
+
+_PRED: Final = frozenset({"pred"})
+_SIGNED: Final = frozenset(SIGNED_TYPES)
+_INTEGRAL: Final = _SIGNED | frozenset(UNSIGNED_TYPES)
+_FLOAT: Final = FLOAT_TYPES
+_COMPLEX: Final = frozenset(COMPLEX_TYPES)
+_ANY: Final = _PRED | _INTEGRAL | _FLOAT | _COMPLEX
+
+#: the element types each unary operation takes (XLA's ``InferUnaryOpShape``)
+_UNARY_TYPES: Final = {
+    **dict.fromkeys("""acos acosh asin asinh atanh cosh cosine exponential exponential-minus-one log
+                       log-plus-one logistic rsqrt sine sinh sqrt tan tanh""".split(), _FLOAT | _COMPLEX),
+    **dict.fromkeys("cbrt ceil erf floor is-finite round-nearest-afz round-nearest-even".split(), _FLOAT),
+    **dict.fromkeys(("abs", "sign"), _SIGNED | _FLOAT | _COMPLEX),
+    **dict.fromkeys(("real", "imag"), _FLOAT | _COMPLEX),
+    "negate": _INTEGRAL | _FLOAT | _COMPLEX,
+    "not": _PRED | _INTEGRAL,
+    **dict.fromkeys(("popcnt", "count-leading-zeros"), _INTEGRAL),
+}
+#: unary operations whose result has another element type than their operand: complex to its
+#: parts' (``None``: the operand's otherwise), or one type for all
+_UNARY_RESULT: Final = {"abs": None, "real": None, "imag": None, "is-finite": "pred"}
+
+#: the element types each binary operation takes (XLA's ``InferBinaryOpShape``); both operands
+#: have one type, or two floating-point ones
+_BINARY_TYPES: Final = {
+    **dict.fromkeys("add multiply maximum minimum mulhi compare".split(), _ANY),
+    **dict.fromkeys("""subtract divide power remainder shift-left shift-right-arithmetic
+                       shift-right-logical""".split(), _ANY - _PRED),
+    "atan2": _FLOAT | _COMPLEX,
+    **dict.fromkeys(("and", "or", "xor"), _PRED | _INTEGRAL),
+    "complex": frozenset({"f32", "f64"}),
+}
+#: what ``complex`` makes of its parts
+_COMPLEX_OF: Final = {part: whole for whole, part in COMPLEX_TYPES.items()}
+
+
+def infer(opcode: str, operands: Sequence[Shape | None], attrs: Mapping[str, object],
+          programs: Programs) -> Shape | None:
+    """The shape XLA's parser gives an ``opcode`` instruction written without one, from its
+    operands' shapes and its attribute values (as :mod:`hlo_rewrite.values` reads them);
+    None when it is not known here. Raises :class:`NoShape` where XLA's parser finds none."""
+    rule = _RULES.get(opcode)
+    if rule is None or any(s is None for s in operands):
+        return None
+    return rule(opcode, list(operands), attrs, programs)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _is_array(shape: Shape) -> bool:
+    return not shape.is_tuple and shape.element_type not in NON_ARRAY_TYPES
+
+
+def _expect_array(shape: Shape, what: str) -> None:
+    if not _is_array(shape):
+        raise NoShape(f"Expected array argument for {what}, but got {shape.text()}.")
+
+
+def _static(*shapes: Shape) -> bool:
+    """Whether every dimension of the arrays ``shapes`` has a static size."""
+    return not any(any(s.dynamic) for s in shapes)
+
+
+def _same_kind(a: str, b: str) -> bool:
+    """XLA's ``SameElementTypeIgnoringFpPrecision``."""
+    return a == b or (a in _FLOAT and b in _FLOAT)
+
+
+def _array(element_type: str | None, dims: Sequence[int], dynamic: Sequence[bool] = ()) -> Shape | None:
+    """An array shape; None when its element type is not known."""
+    if element_type is None:
+        return None
+    dims = tuple(dims)
+    return Shape(element_type, dims, tuple(dynamic) if any(dynamic) else (False,) * len(dims))
+
+
+def _joint_type(*types: str) -> str | None:
+    """The element type of a result of operands of ``types`` (of one kind): theirs when they
+    are one, else not known here (XLA takes the more precise floating-point type)."""
+    return types[0] if len(set(types)) == 1 else None
+
+
+def _ints(value: object) -> list[int] | None:
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return value
+    return None
+
+
+def _in_range(dims: Sequence[int], rank: int) -> bool:
+    return all(0 <= d < rank for d in dims)
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+def _unary(opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    _expect_array(x, "operand of unary operation")
+    ty = x.element_type
+    if ty not in _UNARY_TYPES[opcode]:
+        raise NoShape(f"Expected element type in shape to be one {opcode} takes; got {ty}.")
+    if opcode not in _UNARY_RESULT:
+        return x
+    result = _UNARY_RESULT[opcode] or COMPLEX_TYPES.get(ty, ty)
+    return x if result == ty else x._replace(element_type=result, layout=None)
+
+
+def _same(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    """``copy`` and ``domain``: the operand's shape, whatever it is."""
+    return ops[0]
+
+
+def _broadcast_dims(opcode: str, lhs: Shape, rhs: Shape) -> Shape | None:
+    """The dimensions of an elementwise operation on ``lhs`` and ``rhs`` (XLA's
+    ``InferElementwiseBinaryOpShape`` without broadcast dimensions), with ``lhs``'s element type;
+    None when they are not known here."""
+    _expect_array(lhs, "lhs of binary operation")
+    _expect_array(rhs, "rhs of binary operation")
+    if not _same_kind(lhs.element_type, rhs.element_type):
+        raise NoShape(f"Binary op {opcode} with different element types: {lhs.text()} and {rhs.text()}.")
+    if lhs.rank != rhs.rank:
+        if lhs.rank and rhs.rank:
+            raise NoShape(f"Shapes must be equal rank, but are {lhs.text()} and {rhs.text()}")
+        larger = lhs if lhs.rank else rhs
+        return larger._replace(element_type=lhs.element_type)
+    if not _static(lhs, rhs):
+        return lhs if lhs.dims == rhs.dims and lhs.dynamic == rhs.dynamic else None
+    dims = []
+    for a, b in zip(lhs.dims, rhs.dims, strict=True):
+        if a != b and a != 1 and b != 1:
+            raise NoShape(f"Binary op {opcode} with incompatible shapes: {lhs.text()} and {rhs.text()}.")
+        dims.append(b if a == 1 else a)
+    return _array(lhs.element_type, dims)
+
+
+def _binary(opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    lhs, rhs = ops
+    shape = _broadcast_dims(opcode, lhs, rhs)
+    for side in (lhs, rhs):
+        if side.element_type not in _BINARY_TYPES[opcode]:
+            raise NoShape(f"Expected element type in shape to be one {opcode} takes; got {side.element_type}.")
+    if opcode == "complex" and lhs.element_type != rhs.element_type:
+        raise NoShape(f"complex of {lhs.element_type} and {rhs.element_type}: only F32 and F64 parts are supported.")
+    if shape is None:
+        return None
+    if opcode == "compare":
+        return shape._replace(element_type="pred", layout=None)
+    if opcode == "complex":
+        return shape._replace(element_type=_COMPLEX_OF[lhs.element_type], layout=None)
+    ty = _joint_type(lhs.element_type, rhs.element_type)
+    return None if ty is None else shape._replace(element_type=ty)
+
+
+def _select(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    pred, on_true, on_false = ops
+    for s in ops:
+        _expect_array(s, "an operand of select")
+    if not _same_kind(on_true.element_type, on_false.element_type):
+        raise NoShape(f"Operands to select must be the same shape; got {on_true.text()} and {on_false.text()}.")
+    if pred.element_type != "pred":
+        raise NoShape(f"Select's pred operand must have PRED element type; got {pred.text()}.")
+    if not _static(*ops):
+        return None
+    if on_true.dims != on_false.dims:
+        raise NoShape(f"Operands to select must be the same shape; got {on_true.text()} and {on_false.text()}.")
+    if pred.rank and pred.dims != on_true.dims:
+        raise NoShape(f"Operands to select and predicate must be the same shape; got {on_true.text()} and "
+                      f"{pred.text()}.")
+    return on_true if on_true.element_type == on_false.element_type else None
+
+
+def _clamp(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    low, x, high = ops
+    for s in ops:
+        _expect_array(s, "an operand of clamp")
+    for bound in (low, high):
+        if not _same_kind(bound.element_type, x.element_type):
+            raise NoShape(f"Clamp with different element types: {low.text()}, {x.text()}, {high.text()}.")
+    if not _static(*ops):
+        return None
+    for bound in (low, high):
+        if bound.rank and bound.dims != x.dims:
+            raise NoShape(f"Clamp with incompatible shapes: {low.text()}, {x.text()}, {high.text()}.")
+    return x
+
+
+# --------------------------------------------------------------------------- structure
+
+
+def _tuple(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    return Shape("tuple", tuple_shapes=tuple(ops))
+
+
+def _tuple_element(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    index = attrs.get("index")
+    if not isinstance(index, int):
+        return None
+    if not x.is_tuple or not 0 <= index < len(x.tuple_shapes):
+        # (XLA's parser stops the process on it: a failed check)
+        raise NoShape(f"the shape {x.text()} has no tuple element {index}")
+    return x.tuple_shapes[index]
+
+
+def _u32(_opcode: str, _ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    return Shape("u32")
+
+
+def _dimension(opcode: str, x: Shape, attrs: Mapping[str, object]) -> int | None:
+    dims = _ints(attrs.get("dimensions"))
+    if not dims:
+        return None
+    if not _is_array(x):  # (XLA's parser stops the process on it: a failed check)
+        raise NoShape(f"{opcode} of {x.text()}, which is not an array")
+    if not 0 <= dims[0] < x.rank:
+        raise NoShape(f"dimension {dims[0]} of {opcode} is out of range for {x.text()}")
+    return dims[0]
+
+
+def _get_dimension_size(opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    return None if _dimension(opcode, ops[0], attrs) is None else Shape("s32")
+
+
+def _set_dimension_size(opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    x, size = ops
+    d = _dimension(opcode, x, attrs)
+    if size.is_tuple or size.element_type != "s32" or size.rank:
+        raise NoShape(f"the size of {opcode} is an s32 scalar, not {size.text()}")
+    if d is None or not _static(x):
+        return None
+    dynamic = [False] * x.rank
+    dynamic[d] = True
+    return _array(x.element_type, x.dims, dynamic)
+
+
+def _broadcast(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    _expect_array(x, "operand of broadcast")
+    sizes = _ints(attrs.get("dimensions", []))
+    if sizes is None:
+        return None
+    # without a shape, XLA's parser reads the dimensions as the sizes of new major dimensions
+    negative = next((s for s in sizes if s < 0), None)
+    if negative is not None:
+        raise NoShape(f"Broadcast with negative dimension size {negative}.")
+    dynamic = (False,) * len(sizes) + (x.dynamic or (False,) * x.rank)
+    return _array(x.element_type, (*sizes, *x.dims), dynamic)
+
+
+def _concatenate(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    dims = _ints(attrs.get("dimensions"))
+    if not ops or not dims:
+        return None
+    d = dims[0]
+    for s in ops:
+        _expect_array(s, "operand of concatenation")
+    first = ops[0]
+    if not 0 <= d < first.rank:
+        raise NoShape(f"Concatenate dimension out of bounds: {d}.")
+    for s in ops[1:]:
+        if s.rank != first.rank:
+            raise NoShape(f"Cannot concatenate arrays with different ranks: {first.rank} ({first.text()}) vs "
+                          f"{s.rank} ({s.text()}).")
+        if not _same_kind(first.element_type, s.element_type):
+            raise NoShape(f"Cannot concatenate arrays with different element types: {first.text()} vs {s.text()}.")
+    if not _static(*ops):
+        return None
+    for s in ops[1:]:
+        if any(a != b for k, (a, b) in enumerate(zip(first.dims, s.dims, strict=True)) if k != d):
+            raise NoShape(f"Cannot concatenate arrays that differ in dimensions other than the one being "
+                          f"concatenated. Dimension {d} in both shapes must be equal: {first.text()} vs {s.text()}.")
+    out = list(first.dims)
+    out[d] = sum(s.dims[d] for s in ops)
+    return _array(_joint_type(*(s.element_type for s in ops)), out)
+
+
+def _transpose(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    perm = _ints(attrs.get("dimensions"))
+    if perm is None:
+        return None
+    _expect_array(x, "transpose")
+    if sorted(perm) != list(range(x.rank)):
+        raise NoShape(f"Transpose dimensions [{','.join(map(str, perm))}] are not a permutation of the operand "
+                      f"dimensions (operand shape is {x.text()}).")
+    dynamic = x.dynamic or (False,) * x.rank
+    return _array(x.element_type, [x.dims[k] for k in perm], [dynamic[k] for k in perm])
+
+
+def _reverse(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    dims = _ints(attrs.get("dimensions"))
+    if dims is None:
+        return None
+    _expect_array(x, "operand of reverse")
+    if len(set(dims)) != len(dims):
+        raise NoShape(f"a dimension number is duplicated in reverse: {dims}")
+    if not _in_range(dims, x.rank):
+        raise NoShape(f"One of the reverse dimensions ({dims}) is out-of-bounds in shape {x.text()}.")
+    return x
+
+
+def _padding(text: object) -> list[tuple[int, int, int]] | None:
+    """``lo_hi[_interior]`` per dimension, from ``0_0x1_1_2``; None for text read otherwise."""
+    if not isinstance(text, str):
+        return None
+    out = []
+    for part in text.strip().split("x") if text.strip() else []:
+        try:
+            nums = [int(n) for n in part.strip().split("_")]
+        except ValueError:
+            return None
+        if len(nums) not in (2, 3):
+            return None
+        out.append((nums[0], nums[1], nums[2] if len(nums) == 3 else 0))
+    return out
+
+
+def _pad(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    x, value = ops
+    config = _padding(attrs.get("padding"))
+    if config is None:
+        return None
+    _expect_array(x, "operand of pad")
+    _expect_array(value, "padding value of pad")
+    if value.rank:
+        raise NoShape("Pad operation does not support non-scalar padding values.")
+    if len(config) != x.rank:
+        raise NoShape(f"The rank of the operand and the padding configuration do not match: {x.text()} vs "
+                      f"{len(config)} dimensions.")
+    if not _same_kind(x.element_type, value.element_type):
+        raise NoShape("The element types of the operands to Pad do not match.")
+    if not _static(x):
+        return None
+    dims = []
+    for k, (size, (lo, hi, interior)) in enumerate(zip(x.dims, config, strict=True)):
+        out = size + lo + hi + max(size - 1, 0) * interior
+        if out < 0:
+            raise NoShape(f"Padding result in negative size for dimension {k}.")
+        dims.append(out)
+    return _array(_joint_type(x.element_type, value.element_type), dims)
+
+
+def _dot(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    if len(ops) != 2 or "sparsity" in attrs:
+        return None
+    lhs, rhs = ops
+    _expect_array(lhs, "lhs of dot")
+    _expect_array(rhs, "rhs of dot")
+    got = [_ints(attrs.get(k, [])) for k in ("lhs_contracting_dims", "rhs_contracting_dims",
+                                              "lhs_batch_dims", "rhs_batch_dims")]
+    lc, rc, lb, rb = (g or [] for g in got)
+    if any(g is None for g in got):
+        return None
+    if not (_in_range(lc + lb, lhs.rank) and _in_range(rc + rb, rhs.rank)):
+        raise NoShape("A dimension number is out of range in Dot.")
+    if len(set(lc + lb)) != len(lc + lb) or len(set(rc + rb)) != len(rc + rb):
+        raise NoShape("A dimension number is not unique in Dot.")
+    fail = f"Cannot infer shape for dot operation: {lhs.text()} <dot> {rhs.text()}. "
+    if len(lc) != len(rc):
+        raise NoShape(fail + "Must specify the same number of contracting dimensions for lhs and rhs.")
+    if len(lb) != len(rb):
+        raise NoShape(fail + "Must the same number of batch dimensions for lhs and rhs.")
+    if not _static(lhs, rhs):
+        return None
+    if any(lhs.dims[a] != rhs.dims[b] for a, b in zip(lc, rc, strict=True)):
+        raise NoShape(fail + "Contracting dimension sizes are not compatible.")
+    if any(lhs.dims[a] != rhs.dims[b] for a, b in zip(lb, rb, strict=True)):
+        raise NoShape(fail + "Batch dimension sizes are not compatible.")
+    dims = [lhs.dims[k] for k in lb]
+    dims += [n for k, n in enumerate(lhs.dims) if k not in lc and k not in lb]
+    dims += [n for k, n in enumerate(rhs.dims) if k not in rc and k not in rb]
+    return _array(_joint_type(lhs.element_type, rhs.element_type), dims)
+
+
+def _sort(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    if len(ops) == 1:
+        return ops[0]
+    if not all(_is_array(s) for s in ops) or not _static(*ops):
+        return None
+    for k, s in enumerate(ops[1:], 1):
+        if s.dims != ops[0].dims:
+            raise NoShape(f"Sort keys and values dimensions must match. Keys shape is: {ops[0].text()}, "
+                          f"Values shape (operand index {k}) is: {s.text()}")
+    return Shape("tuple", tuple_shapes=tuple(ops))
+
+
+def _reduce(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
+    dims = _ints(attrs.get("dimensions"))
+    reducer = attrs.get("to_apply")
+    n = len(ops) // 2
+    if dims is None or not n or len(ops) % 2:
+        return None
+    inputs = ops[:n]
+    for s in ops:
+        _expect_array(s, "an operand of reduce")
+    first = inputs[0]
+    if not _static(*inputs):
+        return None
+    for s in inputs[1:]:
+        if s.dims != first.dims:
+            raise NoShape(f"All reduced tensors must have compatible dimension. Tensor at index 0 has shape "
+                          f"{first.text()}, and tensor at index {inputs.index(s)} has shape {s.text()}.")
+    for d in dims:
+        if not 0 <= d < first.rank:
+            raise NoShape(f"Reducing out-of-bounds dimension {d} in shape {first.text()}.")
+    if len(set(dims)) != len(dims):
+        raise NoShape(f"Duplicate reduction dimension in {dims}.")
+    program = programs(reducer) if isinstance(reducer, str) else None
+    if program is None or program.result is None or any(p is None for p in program.parameters):
+        return None
+    parts = _check_reducer(program, ops[n:], [s.element_type for s in inputs])
+    kept = [size for k, size in enumerate(first.dims) if k not in dims]
+    shapes = tuple(Shape(p.element_type, tuple(kept), (False,) * len(kept)) for p in parts)
+    return shapes[0] if not program.result.is_tuple else Shape("tuple", tuple_shapes=shapes)
+
+
+def _check_reducer(program: Program, inits: list[Shape], input_types: list[str]) -> tuple[Shape, ...]:
+    """The accumulators of a reducer of ``len(inits)`` inputs, checked against its parameters,
+    the initial values and the inputs' element types (XLA's ``VerifyReducerShape``)."""
+    n = len(inits)
+    params: tuple[Shape, ...] = program.parameters  # type: ignore[assignment]  # (known: see the caller)
+    result: Shape = program.result  # type: ignore[assignment]
+    if len(params) != 2 * n:
+        raise NoShape(f"Reduction function must take {2 * n} parameters, but takes {len(params)} parameter(s).")
+    parts = result.tuple_shapes if result.is_tuple else (result,)
+    if len(parts) != n:
+        raise NoShape(f"Reduction function must produce a tuple with {n} elements, but produces {result.text()}")
+    for part in parts:
+        if not _is_array(part) or part.rank:
+            raise NoShape(f"Reduction function must return a scalar or tuple of scalars but returns shape: "
+                          f"{result.text()}")
+    for i, (acc, init, ty) in enumerate(zip(parts, inits, input_types, strict=True)):
+        if not compatible(acc, params[i]):
+            raise NoShape(f"Reduction function's {i}-th parameter shape differs from the result shape: "
+                          f"{params[i].text()} vs {acc.text()}")
+        for other, what in ((init, "the init_value shape"), (params[n + i], "the input type element type")):
+            if not (_is_array(other) and not other.rank and _same_kind(acc.element_type, other.element_type)):
+                raise NoShape(f"Reduction function's accumulator shape at index {i} differs from {what}: "
+                              f"{acc.text()} vs {other.text()}")
+        if not _same_kind(ty, params[n + i].element_type):
+            raise NoShape(f"Reduction function's {n + i}-th parameter shape differs from the input type element "
+                          f"type: {ty} vs {params[n + i].text()}")
+    return parts
+
+
+def _cholesky(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (a,) = ops
+    _expect_array(a, "operand of cholesky")
+    if a.element_type not in _FLOAT | _COMPLEX:
+        raise NoShape(f"Expected element type in shape to be floating or complex for Cholesky; got {a.text()}.")
+    if a.rank < 2:
+        raise NoShape(f"The 'a' argument to Cholesky must have rank >= 2, got shape {a.text()}")
+    if not _static(a):
+        return None
+    if a.dims[-1] != a.dims[-2]:
+        raise NoShape(f"The two minor dimensions of 'a' must have compatible size, got {a.text()}.")
+    return a
+
+
+def _topk(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    k = attrs.get("k")
+    if not isinstance(k, int):
+        return None
+    _expect_array(x, "operand of topk")
+    if k < 0:
+        raise NoShape(f"k of topk is negative: {k}")
+    if not x.rank or not _static(x):
+        return None
+    if k > x.dims[-1]:
+        raise NoShape(f"k={k} is larger than the last dimension of {x.text()}")
+    dims = (*x.dims[:-1], k)
+    return Shape("tuple", tuple_shapes=(Shape(x.element_type, dims, (False,) * len(dims)),
+                                        Shape("s32", dims, (False,) * len(dims))))
+
+
+# --------------------------------------------------------------------------- calls
+
+
+def _call(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
+    callee = attrs.get("to_apply")
+    program = programs(callee) if isinstance(callee, str) else None
+    if program is None:
+        return None
+    if len(ops) != len(program.parameters):
+        raise NoShape(f"Call applied function arity must match number of arguments; got: arity: "
+                      f"{len(program.parameters)}, arguments: {len(ops)}.")
+    for k, (arg, param) in enumerate(zip(ops, program.parameters, strict=True)):
+        if param is not None and not compatible(arg, param):
+            raise NoShape(f"Call parameter must match argument; got parameter {k} shape: {param.text()}, "
+                          f"argument shape: {arg.text()}.")
+    return program.result
+
+
+def _while(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
+    (init,) = ops
+    cond, body = (programs(v) if isinstance(v, str) else None for v in (attrs.get("condition"), attrs.get("body")))
+    if cond is None or body is None:
+        return None
+    if len(cond.parameters) != 1:
+        raise NoShape(f"Condition must take 1 arguments; got {len(cond.parameters)}.")
+    if len(body.parameters) != 1:
+        raise NoShape(f"Body must take 1 arguments; got {len(body.parameters)}.")
+    if cond.result is not None and not compatible(cond.result, Shape("pred")):
+        raise NoShape(f"Condition must return a boolean; got {cond.result.text()}.")
+    result = body.result
+    if result is not None and any(s is not None and not compatible(result, s)
+                                  for s in (cond.parameters[0], body.parameters[0], init)):
+        raise NoShape("The parameter of condition and body, the result of the body, and init must all have the "
+                      f"same shape; got {result.text()}.")
+    return init
+
+
+def _conditional(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
+    index, *args = ops
+    if index.is_tuple or index.rank or index.element_type not in ("pred", "s32"):
+        return None  # (refused where the attributes are checked)
+    if index.element_type == "pred":
+        names: object = [attrs.get("true_computation"), attrs.get("false_computation")]
+    else:
+        names = attrs.get("branch_computations")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        return None
+    branches = [programs(n) for n in names]
+    if len(args) != len(branches) or any(b is None for b in branches):
+        return None
+    first = branches[0].result  # type: ignore[union-attr]
+    for j, (branch, arg) in enumerate(zip(branches, args, strict=True)):
+        assert branch is not None
+        if len(branch.parameters) != 1:
+            raise NoShape(f"branch computation {j} must take 1 argument; got {len(branch.parameters)}.")
+        param = branch.parameters[0]
+        if param is not None and not compatible(param, arg):
+            raise NoShape(f"branch operand {j} must match the shape of the only parameter of branch computation "
+                          f"{j}: got {arg.text()} for branch operand and {param.text()} for branch computation "
+                          "parameter")
+        if first is not None and branch.result is not None and not compatible(first, branch.result):
+            raise NoShape(f"the result of branch 0 computation and branch {j} computation must have the same "
+                          f"shape: got {first.text()} and {branch.result.text()}.")
+    return first
+
+
+def _no_rule(opcode: str, _ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    raise NoShape(f"XLA's shape inference has no rule for {opcode}")
+
+
+_Rule = Callable[[str, "list[Shape]", "Mapping[str, object]", Programs], "Shape | None"]
+
+#: the rule of each opcode (the opcodes of ``opcodes.SHAPE_INFERRED`` without one are not known
+#: here)
+_RULES: Final[dict[str, _Rule]] = {
+    **dict.fromkeys(_UNARY_TYPES, _unary),
+    **dict.fromkeys(_BINARY_TYPES, _binary),
+    "copy": _same,
+    "domain": _same,
+    "select": _select,
+    "clamp": _clamp,
+    "tuple": _tuple,
+    "get-tuple-element": _tuple_element,
+    "replica-id": _u32,
+    "partition-id": _u32,
+    "get-dimension-size": _get_dimension_size,
+    "set-dimension-size": _set_dimension_size,
+    "broadcast": _broadcast,
+    "concatenate": _concatenate,
+    "transpose": _transpose,
+    "reverse": _reverse,
+    "pad": _pad,
+    "dot": _dot,
+    "sort": _sort,
+    "cholesky": _cholesky,
+    "topk": _topk,
+    "reduce": _reduce,
+    "call": _call,
+    "while": _while,
+    "conditional": _conditional,
+    "opt-barrier": _no_rule,
+}

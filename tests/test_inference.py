@@ -1,0 +1,289 @@
+"""Strict mode works out the shape of an instruction written without one as XLA's parser does,
+refuses it where XLA's parser finds none, and checks the instructions after it against that shape.
+
+Each accepted case names the shape XLA gives the instruction (XLA's own print of the module, at
+the time the case was written); the test checks it end to end: the module with a copy that
+declares its operand to have that shape is read, the one declaring another shape is refused.
+``test_inference_xla.py`` puts every case, and a table of every elementwise opcode on every kind
+of element type, to XLA itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hlo_rewrite import HloError, parse_module
+from hlo_rewrite.inference import NoShape, Program, infer
+from hlo_rewrite.shapes import parse_shape
+
+ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = add(a, b)\n}\n"
+LESS = ("less {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n"
+        "  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n")
+NEGATE2 = "neg {\n  a = f32[2] parameter(0)\n  ROOT n = negate(a)\n}\n"
+COPY2 = "cp {\n  a = f32[2] parameter(0)\n  ROOT n = copy(a)\n}\n"
+COND = "cond {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = pred[] constant(true)\n}\n"
+BODY = "body {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = copy(a)\n}\n"
+
+
+def module(params: str, expr: str, before: str = "", after: str = "") -> str:
+    """A module whose ENTRY takes ``params`` (``;``-separated shapes) and computes ``expr``
+    (earlier lines before ``;;``) as ``result``, then ``after`` (its ROOT), or ``result`` as its
+    root."""
+    shapes = [p.strip() for p in params.split(";") if p.strip()]
+    lines = [f"  p{i} = {s} parameter({i})\n" for i, s in enumerate(shapes)]
+    *pre, last = expr.split(" ;; ")
+    lines += [f"  {x}\n" for x in pre]
+    lines.append(f"  {'' if after else 'ROOT '}result = {last}\n")
+    if after:
+        lines.append(f"  ROOT {after}\n")
+    return f"HloModule m\n\n{before}\nENTRY e {{\n{''.join(lines)}}}\n"
+
+
+#: (label, parameters, instructions, what the module defines before ENTRY, the shape XLA gives
+#: the last instruction)
+ACCEPTED = [
+    ("abs of a signed integer", "s8[2]", "abs(p0)", "", "s8[2]"),
+    ("abs of a complex gives its parts' type", "c64[2]", "abs(p0)", "", "f32[2]"),
+    ("real of a complex", "c128[3]", "real(p0)", "", "f64[3]"),
+    ("imag of a float", "bf16[3]", "imag(p0)", "", "bf16[3]"),
+    ("is-finite gives pred", "f16[2,2]", "is-finite(p0)", "", "pred[2,2]"),
+    ("exponential of a complex", "c64[4]", "exponential(p0)", "", "c64[4]"),
+    ("not of pred", "pred[2]", "not(p0)", "", "pred[2]"),
+    ("negate of an unsigned integer", "u32[2]", "negate(p0)", "", "u32[2]"),
+    ("copy of a tuple", "(f32[], s32[])", "copy(p0)", "", "(f32[], s32[])"),
+    ("copy of a token", "token[]", "copy(p0)", "", "token[]"),
+    ("add of equal shapes", "f32[2,3]; f32[2,3]", "add(p0, p1)", "", "f32[2,3]"),
+    ("add broadcasts dimensions of size one", "f32[2,1]; f32[1,3]", "add(p0, p1)", "", "f32[2,3]"),
+    ("add broadcasts a scalar", "f32[]; f32[4]", "add(p0, p1)", "", "f32[4]"),
+    ("add of pred", "pred[2]; pred[2]", "add(p0, p1)", "", "pred[2]"),
+    ("shift-left of floats", "f32[2]; f32[2]", "shift-left(p0, p1)", "", "f32[2]"),
+    ("compare gives pred", "f32[2]; f32[]", "compare(p0, p1), direction=LT", "", "pred[2]"),
+    ("complex of f32 parts", "f32[2]; f32[2]", "complex(p0, p1)", "", "c64[2]"),
+    ("select with a scalar predicate", "pred[]; f32[2]; f32[2]", "select(p0, p1, p2)", "", "f32[2]"),
+    ("clamp of one type", "s8[]; s8[2]; s8[2]", "clamp(p0, p1, p2)", "", "s8[2]"),
+    ("tuple of its operands", "f32[2]; s32[]", "tuple(p0, p1)", "", "(f32[2], s32[])"),
+    ("get-tuple-element of an inferred tuple", "f32[2]; s32[]",
+     "t = tuple(p0, p1) ;; get-tuple-element(t), index=1", "", "s32[]"),
+    ("a chain of inferred shapes", "f32[2,3]", "t = transpose(p0), dimensions={1,0} ;; negate(t)", "", "f32[3,2]"),
+    ("nested instructions without shapes", "f32[2]; f32[2]", "add(multiply(p0, p1), p1)", "", "f32[2]"),
+    ("broadcast reads its dimensions as new sizes", "f32[3]", "broadcast(p0), dimensions={2,4}", "", "f32[2,4,3]"),
+    ("broadcast of a scalar without dimensions", "f32[]", "broadcast(p0)", "", "f32[]"),
+    ("concatenate", "f32[2,3]; f32[2,4]", "concatenate(p0, p1), dimensions={1}", "", "f32[2,7]"),
+    ("transpose", "f32[2,3,4]", "transpose(p0), dimensions={2,0,1}", "", "f32[4,2,3]"),
+    ("reverse without dimensions", "f32[2,3]", "reverse(p0), dimensions={}", "", "f32[2,3]"),
+    ("pad with interior padding", "f32[2,3]; f32[]", "pad(p0, p1), padding=1_2x0_0_1", "", "f32[5,5]"),
+    ("pad to nothing", "f32[2,3]; f32[]", "pad(p0, p1), padding=-2_0x0_0", "", "f32[0,3]"),
+    ("batched dot", "f32[5,2,3]; f32[5,3,4]",
+     "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}",
+     "", "f32[5,2,4]"),
+    ("dot without contracting dimensions", "f32[2,3]; f32[3,4]", "dot(p0, p1)", "", "f32[2,3,3,4]"),
+    ("dot of integers", "s8[2,3]; s8[3,4]", "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+     "", "s8[2,4]"),
+    ("get-dimension-size", "f32[3]", "get-dimension-size(p0), dimensions={0}", "", "s32[]"),
+    ("set-dimension-size makes the dimension dynamic", "f32[3]; s32[]",
+     "set-dimension-size(p0, p1), dimensions={0}", "", "f32[<=3]"),
+    ("replica-id", "", "replica-id()", "", "u32[]"),
+    ("partition-id", "", "partition-id()", "", "u32[]"),
+    ("sort of one operand", "f32[4]", "sort(p0), dimensions={0}, to_apply=lt",
+     "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n",
+     "f32[4]"),
+    ("sort of keys and values", "f32[4]; s32[4]", "sort(p0, p1), dimensions={0}, to_apply=less", LESS,
+     "(f32[4], s32[4])"),
+    ("topk", "f32[3,5]", "topk(p0), k=2", "", "(f32[3,2], s32[3,2])"),
+    ("cholesky of a batch", "f32[2,3,3]", "cholesky(p0)", "", "f32[2,3,3]"),
+    ("reduce", "f32[2,3]; f32[]", "reduce(p0, p1), dimensions={1}, to_apply=add", ADD, "f32[2]"),
+    ("call gives its callee's result", "f32[2]", "call(p0), to_apply=neg", NEGATE2, "f32[2]"),
+    ("conditional gives its branches' result", "pred[]; f32[2]; f32[2]",
+     "conditional(p0, p1, p2), true_computation=neg, false_computation=cp", NEGATE2 + COPY2, "f32[2]"),
+    ("while gives its init's shape", "(s32[], f32[2])", "while(p0), condition=cond, body=body", COND + BODY,
+     "(s32[], f32[2])"),
+    ("add-dependency has its first operand's shape", "f32[2]; token[]", "add-dependency(p0, p1)", "", "f32[2]"),
+    ("domain", "f32[2]",
+     'domain(p0), domain={kind="sharding", entry={maximal device=0}, exit={replicated}}', "", "f32[2]"),
+]
+
+#: (label, parameters, instructions, what the module defines before ENTRY, words of the message)
+REJECTED = [
+    ("exponential-minus-one of an integer", "s32[2]", "exponential-minus-one(p0)", "", "exponential-minus-one"),
+    ("is-finite of an integer", "s32[2]", "is-finite(p0)", "", "is-finite"),
+    ("abs of an unsigned integer", "u32[2]", "abs(p0)", "", "abs"),
+    ("cbrt of a complex", "c64[2]", "cbrt(p0)", "", "cbrt"),
+    ("not of a float", "f32[2]", "not(p0)", "", "not"),
+    ("negate of a token", "token[]", "negate(p0)", "", "Expected array"),
+    ("add of two integer types", "s32[2]; u32[2]", "add(p0, p1)", "", "different element types"),
+    ("add of an integer and a float", "s32[2]; f32[2]", "add(p0, p1)", "", "different element types"),
+    ("add of incompatible dimensions", "f32[2,3]; f32[3,3]", "add(p0, p1)", "", "incompatible shapes"),
+    ("add of different ranks", "f32[2]; f32[2,3]", "add(p0, p1)", "", "equal rank"),
+    ("subtract of pred", "pred[2]; pred[2]", "subtract(p0, p1)", "", "subtract"),
+    ("and of floats", "f32[2]; f32[2]", "and(p0, p1)", "", "and"),
+    ("complex of bf16 parts", "bf16[2]; bf16[2]", "complex(p0, p1)", "", "complex"),
+    ("compare of a float and an integer", "f32[2]; s32[2]", "compare(p0, p1), direction=LT", "", "different"),
+    ("select of different shapes", "pred[2]; f32[2]; f32[1]", "select(p0, p1, p2)", "", "same shape"),
+    ("select with a predicate of another shape", "pred[1]; f32[2]; f32[2]", "select(p0, p1, p2)", "", "predicate"),
+    ("select with an integer predicate", "s32[2]; f32[2]; f32[2]", "select(p0, p1, p2)", "", "PRED"),
+    ("select of tuples", "pred[]; (f32[2]); (f32[2])", "select(p0, p1, p2)", "", "Expected array"),
+    ("clamp with bounds of another shape", "f32[1]; f32[2]; f32[]", "clamp(p0, p1, p2)", "", "incompatible"),
+    ("clamp with bounds of another type", "s32[]; f32[2]; f32[]", "clamp(p0, p1, p2)", "", "element types"),
+    ("concatenate of different ranks", "f32[10]; f32[]", "concatenate(p0, p1), dimensions={0}", "", "ranks"),
+    ("concatenate of integers and floats", "f32[2]; s32[3]", "concatenate(p0, p1), dimensions={0}", "",
+     "element types"),
+    ("concatenate beyond the rank", "f32[2]; f32[3]", "concatenate(p0, p1), dimensions={1}", "", "out of bounds"),
+    ("concatenate of other dimensions", "f32[2,3]; f32[3,3]", "concatenate(p0, p1), dimensions={1}", "",
+     "differ in dimensions"),
+    ("transpose that is not a permutation", "f32[3,4]", "transpose(p0), dimensions={10}", "", "permutation"),
+    ("transpose of a tuple", "(f32[2])", "transpose(p0), dimensions={0}", "", "Expected array"),
+    ("reverse of a dimension twice", "f32[2,3]", "reverse(p0), dimensions={1,1}", "", "duplicated"),
+    ("reverse beyond the rank", "f32[2,3]", "reverse(p0), dimensions={2}", "", "out-of-bounds"),
+    ("pad of another rank", "f32[2,3]; f32[]", "pad(p0, p1), padding=1_2", "", "rank"),
+    ("pad with an array value", "f32[2,3]; f32[1]", "pad(p0, p1), padding=1_2x0_0", "", "non-scalar"),
+    ("pad with a value of another type", "f32[2,3]; s32[]", "pad(p0, p1), padding=1_2x0_0", "", "element types"),
+    ("pad to a negative size", "f32[2,3]; f32[]", "pad(p0, p1), padding=-3_0x0_0", "", "negative"),
+    ("dot with batch dimensions on one side", "f32[2,10]; f32[10,2]",
+     "dot(p0, p1), lhs_batch_dims={}, lhs_contracting_dims={1}, rhs_batch_dims={1}, rhs_contracting_dims={0}",
+     "", "batch dimensions"),
+    ("dot of contracting dimensions of other sizes", "f32[5,2,3]; f32[5,3,4]",
+     "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}",
+     "", "Contracting dimension sizes"),
+    ("dot with a dimension out of range", "f32[5,2,3]; f32[5,3,4]",
+     "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_contracting_dims={1}",
+     "", "out of range"),
+    ("dot with a dimension twice", "f32[5,2,3]; f32[5,3,4]",
+     "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={0}, rhs_contracting_dims={1}",
+     "", "not unique"),
+    ("dot of batch dimensions of other sizes", "f32[5,2,3]; f32[6,3,4]",
+     "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}",
+     "", "Batch dimension sizes"),
+    ("dot with more contracting dimensions on one side", "f32[2,3]; f32[3,4]",
+     "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0,1}", "", "contracting dimensions"),
+    ("broadcast to a negative size", "f32[3]", "broadcast(p0), dimensions={-1}", "", "negative"),
+    ("get-dimension-size of a scalar", "f32[]", "get-dimension-size(p0), dimensions={0}", "", "out of range"),
+    ("set-dimension-size to an unsigned size", "f32[3]; u32[]", "set-dimension-size(p0, p1), dimensions={0}", "",
+     "s32 scalar"),
+    ("sort of keys and values of other dimensions", "f32[2]; s32[3]", "sort(p0, p1), dimensions={0}, to_apply=less",
+     LESS, "dimensions must match"),
+    ("topk beyond the last dimension", "f32[3,5]", "topk(p0), k=7", "", "larger"),
+    ("cholesky of a matrix that is not square", "f32[2,10]", "cholesky(p0)", "", "minor dimensions"),
+    ("cholesky of an integer", "s32[3,3]", "cholesky(p0)", "", "floating"),
+    ("reduce beyond the rank", "f32[2,3]; f32[]", "reduce(p0, p1), dimensions={2}, to_apply=add", ADD,
+     "out-of-bounds"),
+    ("reduce of a dimension twice", "f32[2,3]; f32[]", "reduce(p0, p1), dimensions={1,1}, to_apply=add", ADD,
+     "Duplicate"),
+    ("reduce whose reducer gives another type", "f32[2,3]; f32[]", "reduce(p0, p1), dimensions={1}, to_apply=f",
+     "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = s32[] constant(0)\n}\n", "differs"),
+    ("reduce of floats with an integer accumulator", "f32[2,3]; f32[2,3]; f32[]; s32[]",
+     "reduce(p0, p1, p2, p3), dimensions={1}, to_apply=f",
+     "f {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n"
+     "  ROOT r = tuple(a, b)\n}\n", "input type"),
+    ("call with another number of arguments", "f32[2]; f32[2]", "call(p0, p1), to_apply=neg", NEGATE2, "arity"),
+    ("call of an argument of another shape", "f32[3]", "call(p0), to_apply=neg", NEGATE2, "Call parameter"),
+    ("conditional of branches giving other shapes", "pred[]; f32[2]; f32[2]",
+     "conditional(p0, p1, p2), true_computation=neg, false_computation=g",
+     NEGATE2 + "g {\n  a = f32[2] parameter(0)\n  ROOT n = f32[3] broadcast(a), dimensions={}\n}\n",
+     "same shape"),
+    ("conditional of an operand of another shape", "pred[]; f32[2]; f32[3]",
+     "conditional(p0, p1, p2), true_computation=neg, false_computation=cp", NEGATE2 + COPY2, "must match"),
+    ("while whose condition gives no pred", "(s32[], f32[2])", "while(p0), condition=c, body=body",
+     "c {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = s32[] constant(1)\n}\n" + BODY, "boolean"),
+    ("while whose body gives another shape", "(s32[], f32[2])", "while(p0), condition=cond, body=b",
+     COND + "b {\n  a = (s32[], f32[2]) parameter(0)\n  g = get-tuple-element(a), index=0\n  ROOT r = tuple(g)\n}\n",
+     "same shape"),
+    ("opt-barrier", "(f32[], s32[])", "opt-barrier(p0)", "", "opt-barrier"),
+    ("an error in a callee's inferred shape", "s32[2]", "call(p0), to_apply=f",
+     "f {\n  a = s32[2] parameter(0)\n  ROOT n = exponential(a)\n}\n", "exponential"),
+]
+
+#: what XLA's parser stops the process on (a failed check) rather than refuse: strict mode
+#: refuses them, and they are not put to XLA
+XLA_ABORTS = [
+    ("get-tuple-element beyond the tuple", "f32[2]; s32[]", "t = tuple(p0, p1) ;; get-tuple-element(t), index=2",
+     "", "no tuple element"),
+    ("get-tuple-element of an array", "f32[2]", "get-tuple-element(p0), index=0", "", "no tuple element"),
+    ("get-dimension-size of a tuple", "(f32[3])", "get-dimension-size(p0), dimensions={0}", "", "not an array"),
+]
+
+
+#: a computation whose root is written with a shape its opcode does not give
+ROOT_OF_ANOTHER_SHAPE = """HloModule m
+
+c (a: f32[], b: bf16[]) -> (f32[], bf16[]) {
+  a = f32[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT t = (f32[], bf16[]) add-dependency(a, b)
+}
+
+ENTRY e {
+  x = f32[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT r = (f32[], bf16[]) call(x, y), to_apply=c
+}
+"""
+
+
+def other_shape(shape: str) -> str:
+    """A shape incompatible with ``shape``."""
+    if shape.startswith("("):
+        return f"({shape})"
+    return ("s8" if not shape.startswith("s8") else "f32") + shape[shape.index("[") :]
+
+
+def checked(params: str, expr: str, before: str, shape: str) -> str:
+    """The case's module, with a root that declares ``result`` to have ``shape``."""
+    return module(params, expr, before, after=f"c = {shape} copy({shape} result)")
+
+
+@pytest.mark.parametrize("label,params,expr,before,shape", ACCEPTED, ids=[c[0] for c in ACCEPTED])
+def test_the_shape_left_out_is_the_one_xla_works_out(label, params, expr, before, shape):
+    parse_module(module(params, expr, before), "m.hlo", strict=True)
+    parse_module(checked(params, expr, before, shape), "m.hlo", strict=True)
+    with pytest.raises(HloError, match="is not compatible with the shape"):
+        parse_module(checked(params, expr, before, other_shape(shape)), "m.hlo", strict=True)
+
+
+@pytest.mark.parametrize("label,params,expr,before,words", REJECTED + XLA_ABORTS,
+                         ids=[c[0] for c in REJECTED + XLA_ABORTS])
+def test_an_instruction_xla_finds_no_shape_for_is_refused_where_it_stands(label, params, expr, before, words):
+    text = module(params, expr, before)
+    with pytest.raises(HloError) as info:
+        parse_module(text, "m.hlo", strict=True)
+    err = info.value
+    assert "failed to infer shape for opcode" in err.message and words in err.message, err.message
+    # the place: the opcode of the instruction without a shape (the callee's, for the last case)
+    line = text.splitlines()[err.line - 1]
+    assert line[err.column - 1 :].split("(")[0] in err.message
+
+
+@pytest.mark.parametrize("label,params,expr,before,_", REJECTED + XLA_ABORTS, ids=[c[0] for c in REJECTED + XLA_ABORTS])
+def test_the_default_reading_takes_what_it_does_not_check(label, params, expr, before, _):
+    parse_module(module(params, expr, before), "m.hlo")
+
+
+def test_an_operand_of_unknown_shape_leaves_the_shape_unknown():
+    assert infer("add", [parse_shape("f32[2]"), None], {}, lambda _: None) is None
+
+
+def test_dynamic_dimensions_are_not_guessed_at():
+    lhs, rhs = parse_shape("s32[2,<=3]"), parse_shape("s32[2,4]")
+    assert infer("add", [lhs, rhs], {}, lambda _: None) is None  # (XLA refuses: not said here)
+    assert infer("add", [lhs, lhs], {}, lambda _: None) == lhs
+
+
+def test_mixed_floating_point_types_are_read_but_give_no_shape():
+    # XLA gives the more precise type (f32 here); the rules here leave it unknown
+    assert infer("add", [parse_shape("f32[2]"), parse_shape("bf16[2]")], {}, lambda _: None) is None
+    with pytest.raises(NoShape):
+        infer("add", [parse_shape("f32[2]"), parse_shape("bf16[3]")], {}, lambda _: None)
+
+
+def test_a_call_uses_the_callee_signature_it_is_given():
+    program = Program((parse_shape("f32[2]"),), parse_shape("(f32[2], s32[])"))
+    assert infer("call", [parse_shape("f32[2]")], {"to_apply": "f"}, {"f": program}.get) == program.result
+    assert infer("call", [parse_shape("f32[2]")], {"to_apply": "g"}, {"f": program}.get) is None
+
+
+def test_a_root_written_with_a_shape_its_opcode_does_not_give_is_refused():
+    # XLA's parser gives add-dependency its first operand's shape, whatever is written, and the
+    # computation's signature is then checked against that
+    text = ROOT_OF_ANOTHER_SHAPE
+    with pytest.raises(HloError, match="is not compatible with that of its root instruction t, f32"):
+        parse_module(text, "m.hlo", strict=True)
+    parse_module(text, "m.hlo")
