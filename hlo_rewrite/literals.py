@@ -34,8 +34,12 @@ _INT_TOKEN: Final = r"-?\d+(?![\d.eE])"
 # XLA's lexer starts a number at a digit or '-': "-.5" is a number, ".5" is not
 _FLOAT_NUM: Final = r"(?:-?\d+\.?\d*|-\.\d+)(?:[eE][-+]?\d+)?"
 # a word ends where XLA's lexer ends an identifier; a number where its number patterns stop, and
-# a word may follow at once ("7nan" is 7, then nan)
-_FLOAT_TOKEN: Final = (r"(?:" + _FLOAT_NUM + r"(?![\d.])|(?:-?inf|-?nan(?:\(0x[0-9a-fA-F]+\))?)(?![\w.]))")
+# a word may follow at once ("7nan" is 7, then nan); "-inf" and "-nan" are read by the number
+# patterns, and end where they are spelled ("-nan7" is -nan, then 7; "-infinf", -inf, then inf),
+# as a nan's payload ends a nan
+_NAN: Final = r"nan(?:\(0x[0-9a-fA-F]+\))?"
+_FLOAT_TOKEN: Final = (r"(?:" + _FLOAT_NUM + r"(?![\d.])|(?:inf|nan)(?![\w.(])|nan\(0x[0-9a-fA-F]+\)|-inf|-"
+                       + _NAN + ")")
 _PRED_TOKEN: Final = r"(?:(?:true|false)(?![\w.])|-?\d+(?![\d.]))"
 _COMPLEX_TOKEN: Final = (r"\([ \t\r\n]*" + _FLOAT_TOKEN + r"[ \t\r\n]*,[ \t\r\n]*" + _FLOAT_TOKEN
                          + r"[ \t\r\n]*\)")
@@ -381,8 +385,10 @@ def check_literal(shape: Shape, text: str, base: int = 0) -> None:
         raise ValueReadError(f"expects {count} tuple elements, sees {seen}", base + start)
 
 
-# one element of a tuple literal that is not in brackets: a number or a word (nan with its payload)
-_ELEMENT_TOKEN: Final = lazy_pattern(r"-?nan\(0x[0-9a-fA-F]+\)|[^\s,(){}/]+")
+# one element of a tuple literal that is not in brackets, one token as XLA's lexer reads it: a
+# number (ending where the number patterns end: "7nan" is 7, then nan; "-nan7", -nan, then 7), a
+# nan with its payload, a word
+_ELEMENT_TOKEN: Final = lazy_pattern(r"-inf|-?" + _NAN + "|" + _FLOAT_NUM + r"(?![\d.])|[^\s,(){}/]+")
 
 
 def _tuple_elements(inner: str, count: int, base: int) -> Iterator[tuple[int, str]]:

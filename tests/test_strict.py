@@ -844,6 +844,11 @@ ACCEPTED: list[tuple[str, str]] = [
     # XLA's lexer ends a number where its number patterns stop: a word may follow at once
     ("literal numbers followed at once by words", module(
         "  a = pred[2] constant({1false})\n  ROOT c = f32[2] constant({7inf,})\n")),
+    # '-inf' and '-nan' are read by its number patterns, and a nan with a payload ends there: a
+    # number or a word may follow at once
+    ("literal numbers followed at once by numbers after -inf, -nan and payloads", module(
+        "  a = f32[4] constant({-nan7, -inf-1})\n  b = f32[4] constant({-infinf, nan(0x1)7})\n"
+        "  ROOT c = (f32[], f32[], f32[], f32[]) constant((-nan7 7nan))\n")),
     # XLA's parser notes a missing ',' between a tuple literal's elements and goes on
     ("tuple literal elements without commas between them", module(
         "  ROOT c = (f32[2,1], f32[2], c64[], (s32[], pred[])) constant(( { {1}, {2} } /* c */ {2, 42}\n"
