@@ -530,6 +530,107 @@ def _topk(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Progr
                                         Shape("s32", dims, (False,) * len(dims))))
 
 
+def _batch_norm(opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    """The three batch norms: ``operand`` and vectors of its feature count (``scale``, ``offset``,
+    ``mean``, ``variance``), and for the gradient the output's gradient of the operand's shape."""
+    x, *rest = ops
+    index = attrs.get("feature_index")
+    grad = rest.pop() if opcode == "batch-norm-grad" else None
+    for s in ops:
+        _expect_array(s, f"an operand of {opcode}")
+    if not isinstance(index, int):
+        return None
+    if x.element_type not in _FLOAT:
+        raise NoShape(f"The operand to {opcode} must have a floating point element type, but the shape is {x.text()}")
+    if not x.rank:
+        raise NoShape(f"Expected the rank of operand to {opcode} to be at least 1; got 0.")
+    if not 0 <= index < x.rank:
+        raise NoShape(f"Expected feature_index of {opcode} to be in [0, {x.rank}); got {index}.")
+    for v in rest:
+        if v.rank != 1:
+            raise NoShape(f"The inputs of {opcode} but the operand are vectors, not {v.text()}.")
+    for v in (*rest, *([grad] if grad is not None else [])):
+        if not _same_kind(v.element_type, x.element_type):
+            raise NoShape(f"The inputs should have the same element type for {opcode}, but the shape of an input is "
+                          f"{v.text()} and the shape of operand is {x.text()}.")
+    if not _static(*ops):
+        return None
+    features = x.dims[index]
+    for v in rest:
+        if v.dims[0] != features:
+            raise NoShape(f"The size of an input of {opcode} should be the same as feature count, but it is "
+                          f"{v.dims[0]} and the feature count is {features}.")
+    if grad is not None and grad.dims != x.dims:
+        raise NoShape(f"The shape of output_grad ({grad.text()}) and operand ({x.text()}) of {opcode} differ.")
+    if opcode == "batch-norm-inference":
+        return x
+    vector = Shape(x.element_type, (features,), (False,))
+    return Shape("tuple", tuple_shapes=(x, vector, vector))
+
+
+def _fft(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    (x,) = ops
+    kind, lengths = attrs.get("fft_type"), _ints(attrs.get("fft_length"))
+    if not isinstance(kind, str) or lengths is None:
+        return None
+    _expect_array(x, "operand of fft")
+    n = len(lengths)
+    if not 1 <= n <= 3:
+        raise NoShape(f"FFT only supports ranks 1-3; got {n}.")
+    if x.rank < n:
+        raise NoShape(f"FFT of rank {n} requires input of at least same rank; got input of rank {x.rank}")
+    complex_in = x.element_type in _COMPLEX
+    if kind.upper() in ("FFT", "IFFT"):
+        if not complex_in:
+            raise NoShape(f"{kind} requires complex input type, found {x.element_type}.")
+        return x
+    if not _static(x):
+        return None
+    tail = list(x.dims[x.rank - n :])
+    if kind.upper() == "RFFT":
+        if x.element_type not in _COMPLEX_OF:
+            raise NoShape(f"RFFT requires F32 or F64 input type, found {x.element_type}.")
+        if tail != lengths:
+            raise NoShape(f"RFFT requires innermost dimensions match fft_length but dimensions are {tail} and "
+                          f"fft_length is {lengths}.")
+        if not lengths[-1]:
+            return None
+        return _array(_COMPLEX_OF[x.element_type], (*x.dims[:-1], lengths[-1] // 2 + 1))
+    if kind.upper() == "IRFFT":
+        if not complex_in:
+            raise NoShape(f"IRFFT requires complex input type, found {x.element_type}.")
+        if tail != [*lengths[:-1], lengths[-1] // 2 + 1]:
+            raise NoShape(f"IRFFT requires innermost dimensions to match fft_length (the last halved, plus one) but "
+                          f"dimensions are {tail} and fft_length is {lengths}.")
+        return _array(COMPLEX_TYPES[x.element_type], (*x.dims[: x.rank - n], *lengths))
+    return None
+
+
+def _triangular_solve(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Programs) -> Shape | None:
+    a, b = ops
+    _expect_array(a, "a of triangular-solve")
+    _expect_array(b, "b of triangular-solve")
+    if a.element_type not in _FLOAT | _COMPLEX or a.element_type != b.element_type:
+        raise NoShape(f"Expected element types in shape to be identical floating or complex types for "
+                      f"TriangularSolve; got {a.text()} and {b.text()}.")
+    if a.rank < 2 or b.rank != a.rank:
+        raise NoShape(f"The 'a' and 'b' arguments to TriangularSolve must have the same rank, at least 2; got "
+                      f"{a.text()} and {b.text()}.")
+    transpose = attrs.get("transpose_a")
+    if transpose is None:  # (the options' default is the invalid value)
+        raise NoShape("Invalid transpose option value for TriangularSolve: transpose_a is not given.")
+    if not _static(a, b):
+        return None
+    if a.dims[-1] != a.dims[-2]:
+        raise NoShape(f"The two minor dimensions of 'a' must have equal size, got {a.text()}.")
+    side = -2 if attrs.get("left_side") is True else -1
+    if b.dims[side] != a.dims[-1]:
+        raise NoShape(f"Arguments to triangular solve have incompatible shapes: {a.text()} and {b.text()}.")
+    if a.dims[:-2] != b.dims[:-2]:
+        raise NoShape(f"Arguments to triangular solve have different batch dimensions: {a.text()} and {b.text()}.")
+    return b
+
+
 # --------------------------------------------------------------------------- calls
 
 
@@ -625,6 +726,9 @@ _RULES: Final[dict[str, _Rule]] = {
     "dot": _dot,
     "sort": _sort,
     "cholesky": _cholesky,
+    **dict.fromkeys(("batch-norm-training", "batch-norm-inference", "batch-norm-grad"), _batch_norm),
+    "fft": _fft,
+    "triangular-solve": _triangular_solve,
     "topk": _topk,
     "reduce": _reduce,
     "call": _call,
