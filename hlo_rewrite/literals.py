@@ -27,7 +27,7 @@ from .regex import lazy_pattern
 from .shapes import Shape, shape_end
 from .values import ValueReadError
 
-__all__ = ["check_literal", "split_shape_prefix"]
+__all__ = ["check_literal", "literal_end", "split_shape_prefix"]
 
 _SEP: Final = r"[ \t\r\n,]*+"
 _INT_TOKEN: Final = r"-?\d+(?![\d.eE])"
@@ -418,6 +418,21 @@ def _tuple_elements(inner: str, count: int, base: int) -> Iterator[tuple[int, st
         pos = lexicon.skip_trivia(inner, end)
     if pos < n and seen == count:
         raise ValueReadError(f"expects ')' at the end of the tuple with {count} elements", base + pos)
+
+
+def literal_end(text: str, pos: int, end: int) -> int:
+    """Where the literal at or after ``pos`` ends (before ``end``): past its braces or its
+    parentheses (a complex scalar), or past its one token (a scalar)."""
+    pos = lexicon.skip_trivia(text, pos, end)
+    if pos < end and text[pos] in "{(":
+        try:
+            return lexicon.matching_close(text, pos, end)
+        except ValueError as exc:
+            raise ValueReadError(str(exc), pos) from None
+    m = _ELEMENT_TOKEN.match(text, pos, end)
+    if m is None:
+        raise ValueReadError("expected a literal after its shape", pos)
+    return m.end()
 
 
 def split_shape_prefix(text: str) -> tuple[str, int]:

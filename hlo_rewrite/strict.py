@@ -783,8 +783,8 @@ class _Checker:
             required = required | self._branch_attrs(instr, r, local)
         if spec_name == "broadcast" and r.names:
             operand_shape = self.operand_shape(r, 0, local)
-            if operand_shape is not None and (operand_shape.rank or operand_shape.is_tuple):
-                # only a scalar may leave them out
+            if operand_shape is not None and (operand_shape.rank or not _is_array(operand_shape)):
+                # only a scalar may leave them out (not a tuple, a token or an opaque value)
                 required = required | {"dimensions"}
         if len(values) >= len(required) and required.issubset(values):
             return values

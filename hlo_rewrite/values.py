@@ -1163,30 +1163,46 @@ def _read_shapes(kind: str, text: str) -> object:
             shapes.append(one(piece, at + lexicon.skip_trivia(piece, 0)))
             at += len(piece) + 1
         return shapes
-    # literal=: a shape, then a literal of that shape; or a tuple of them, ( shape {...}, ... )
-    from .literals import check_literal, split_shape_prefix
+    # literal=: a shape, then a literal of that shape; or a tuple of them, ( shape {...}, ... ),
+    # whose elements may be tuples, with a ',' between them or not (XLA's parser notes a missing
+    # one and goes on), and one after the last or not
+    from .literals import check_literal, literal_end, split_shape_prefix
 
-    def shaped(piece: str, at: int) -> None:
-        shape_text, literal_at = split_shape_prefix(piece)
+    def shaped(at: int, end: int) -> int:
+        """Check the shape and literal at ``at``; where the literal ends."""
+        shape_text, literal_at = split_shape_prefix(text[at:end])
         shape = one(shape_text, at)
-        check_literal(shape, piece[literal_at:], at + literal_at)  # type: ignore[arg-type]
+        literal_at += at
+        stop = literal_end(text, literal_at, end)
+        check_literal(shape, text[literal_at:stop], literal_at)  # type: ignore[arg-type]
+        return stop
 
-    start = lexicon.skip_trivia(text, 0)
-    if text.startswith("(", start):
-        try:
-            close = lexicon.matching_close(text, start)
-            pieces = lexicon.split_top_level(text[start + 1 : close - 1])
-        except ValueError as exc:
-            raise ValueReadError(str(exc), start) from None
-        if lexicon.skip_trivia(text, close) < len(text):
-            raise ValueReadError("unexpected text after the tuple literal", close)
-        at = start + 1
-        for piece in pieces:
-            if piece.strip():
-                shaped(piece, at)
-            at += len(piece) + 1
+    pos = lexicon.skip_trivia(text, 0)
+    if not text.startswith("(", pos):  # one literal: all the rest is its text
+        shape_text, literal_at = split_shape_prefix(text)
+        check_literal(one(shape_text, 0), text[literal_at:], literal_at)  # type: ignore[arg-type]
         return text
-    shaped(text, 0)
+    ends: list[int] = []  # where each tuple open around ``pos`` closes (its ')')
+    while True:
+        if text.startswith("(", pos):
+            try:
+                close = lexicon.matching_close(text, pos)
+            except ValueError as exc:
+                raise ValueReadError(str(exc), pos) from None
+            ends.append(close - 1)
+            pos = lexicon.skip_trivia(text, pos + 1, close - 1)
+            continue
+        if pos >= ends[-1]:
+            pos = ends.pop() + 1
+            if not ends:
+                break
+        else:
+            pos = shaped(pos, ends[-1])
+        pos = lexicon.skip_trivia(text, pos, ends[-1])
+        if pos < ends[-1] and text[pos] == ",":
+            pos = lexicon.skip_trivia(text, pos + 1, ends[-1])
+    if lexicon.skip_trivia(text, pos) < len(text):
+        raise ValueReadError("unexpected text after the tuple literal", pos)
     return text
 
 

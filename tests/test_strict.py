@@ -225,6 +225,9 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("broadcast of a tuple without dimensions", module(
         "  p = (f32[2], f32[2]) parameter(0)\n  ROOT r = f32[2] broadcast(p)\n"), 11, 31,
      "attribute dimensions is expected but not seen"),
+    ("broadcast of a token without dimensions", module(
+        "  t = token[] after-all()\n  ROOT r = pred[] broadcast(t)\n"), 11, 31,
+     "attribute dimensions is expected but not seen"),
     ("iota groups of one dimension that cover no devices, with a transpose after it", module(
         "  p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), to_apply=add, "
         "replica_groups=[2,4]<=[42]T(1,0)\n"), 11, 74, "unexpected 'T' after the value"),
@@ -849,6 +852,11 @@ ACCEPTED: list[tuple[str, str]] = [
     ("literal numbers followed at once by numbers after -inf, -nan and payloads", module(
         "  a = f32[4] constant({-nan7, -inf-1})\n  b = f32[4] constant({-infinf, nan(0x1)7})\n"
         "  ROOT c = (f32[], f32[], f32[], f32[]) constant((-nan7 7nan))\n")),
+    # XLA's parser notes a missing ',' between a custom call literal's tuple elements and goes on;
+    # its tuples may hold tuples
+    ("custom call literal tuple elements without commas between them", module(
+        "  p = f32[1] parameter(0)\n  ROOT c = f32[2] custom-call(p), custom_call_target=\"x\", literal=( s32[4]{0}"
+        " {4, 128, 128, 3} pred[4]{0} {1, 0, 0, 0} (f32[] 3 c64[] (1, 2),) () )\n")),
     # XLA's parser notes a missing ',' between a tuple literal's elements and goes on
     ("tuple literal elements without commas between them", module(
         "  ROOT c = (f32[2,1], f32[2], c64[], (s32[], pred[])) constant(( { {1}, {2} } /* c */ {2, 42}\n"
