@@ -332,6 +332,38 @@ def _misspell_opcode(rng: random.Random, data: bytes) -> bytes:
     return data[: m.start(1)] + new + data[m.end(1) :]
 
 
+#: an instruction's result shape (an array, or a tuple of arrays and tuples of arrays) before
+#: its opcode
+_RESULT_SHAPE = re.compile(rb"=[ \t]*((?:[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?"
+                           rb"|\((?:[^()\n]|\([^()\n]*\))*\)))[ \t]+[a-z][a-z0-9-]*\(")
+#: a dimension's size in a shape, and an element type before its dimensions
+_DIM_SIZE = re.compile(rb"(?<=[\[,])[0-9]+(?=[\],])")
+_ELEMENT_TYPE = re.compile(rb"\b(?:pred|s8|s32|u8|u32|f16|bf16|f32|f64|c64)(?=\[)")
+
+
+def _drop_shape(rng: random.Random, data: bytes) -> bytes:
+    """An instruction's result shape left out: XLA's parser works it out, or refuses."""
+    found = list(_RESULT_SHAPE.finditer(data))
+    if not found:
+        return data
+    m = rng.choice(found)
+    return data[: m.start(1)] + data[m.end(1) :]
+
+
+def _change_shape(rng: random.Random, data: bytes) -> bytes:
+    """A dimension's size or an element type changed in one shape."""
+    if rng.random() < 0.5:
+        found = list(_DIM_SIZE.finditer(data))
+        new = str(rng.choice([0, 1, 2, 3, 7, 64])).encode()
+    else:
+        found = list(_ELEMENT_TYPE.finditer(data))
+        new = rng.choice([b"pred", b"s32", b"u32", b"bf16", b"f32", b"c64"])
+    if not found:
+        return data
+    m = rng.choice(found)
+    return data[: m.start()] + new + data[m.end() :]
+
+
 def _bare_cr(rng: random.Random, data: bytes) -> bytes:
     """Line ends made a lone CR: one of them, or all."""
     if rng.random() < 0.5:
@@ -357,13 +389,15 @@ MUTATIONS = {
     "swap-tokens": _swap_tokens,
     "drop-token": _drop_token,
     "misspell-opcode": _misspell_opcode,
+    "drop-shape": _drop_shape,
+    "change-shape": _change_shape,
     "bare-cr": _bare_cr,
 }
 #: truncation destroys most of a module: make it rarer than the local edits
 WEIGHTS = {"flip": 4, "delete": 3, "insert": 6, "dup-line": 2, "swap-lines": 2, "drop-line": 2, "truncate": 1}
 #: the token-level mutations (``--tokens``): edits XLA's lexer may well accept
 TOKEN_WEIGHTS = {"split-line": 6, "join-lines": 4, "insert-comment": 5, "swap-tokens": 2, "drop-token": 2,
-                 "misspell-opcode": 2, "bare-cr": 1}
+                 "misspell-opcode": 2, "drop-shape": 2, "change-shape": 2, "bare-cr": 1}
 
 
 def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = None) -> tuple[bytes, list[str]]:
