@@ -684,9 +684,19 @@ class _Checker:
             return None
         text, at = r.shape_text
         try:
-            return _shape_of(_no_comments(text))
+            shape = _shape_of(_no_comments(text))
         except HloError as exc:
             raise self.error(instr, r.text, at, exc.message) from None
+        # XLA's parser checks the layouts of a tuple's elements (refusing, without a message, a
+        # layout that is not an order of the dimensions) and stops the process on a constant's;
+        # it reads such a layout on any other array
+        leaves = _array_leaves(shape) if shape.is_tuple else [shape] if instr.opcode == "constant" else []
+        for leaf in leaves:
+            order = leaf.minor_to_major()
+            if order is not None and sorted(order) != list(range(leaf.rank)):
+                raise self.error(instr, r.text, at, f"the layout {_no_comments(leaf.layout or '')} of {leaf.text()} "
+                                 "is not an order of its dimensions")
+        return shape
 
     def _check_parameter(self, instr: Instruction, r: _Instr, params: dict[int, str]) -> None:
         body = r.text[r.operands_at : r.operands_end]
@@ -1262,6 +1272,18 @@ def _strings_at_top(value: str) -> Iterator[tuple[int, int]]:
             pos = lexicon.matching_close(value, pos, n)
         else:
             pos += 1
+
+
+def _array_leaves(shape: Shape) -> list[Shape]:
+    """The arrays in tuple ``shape``, however deep (iteratively: tuples nest thousands deep)."""
+    leaves, stack = [], [shape]
+    while stack:
+        s = stack.pop()
+        if s.is_tuple:
+            stack.extend(s.tuple_shapes)
+        elif _is_array(s):
+            leaves.append(s)
+    return leaves
 
 
 def _is_array(shape: Shape) -> bool:

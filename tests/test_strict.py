@@ -225,6 +225,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("broadcast of a tuple without dimensions", module(
         "  p = (f32[2], f32[2]) parameter(0)\n  ROOT r = f32[2] broadcast(p)\n"), 11, 31,
      "attribute dimensions is expected but not seen"),
+    ("tuple shape with an element layout that is not an order of its dimensions", module(
+        "  p = f32[2,2] parameter(0)\n  ROOT t = (f32[2,2]{0,0}) tuple(p)\n"), 11, 12, "is not an order of its dimensions"),
+    ("constant with a layout that is not an order of its dimensions", module(
+        "  ROOT c = f32[2,2]{0,0} constant({{1,2},{3,4}})\n"), 10, 12, "is not an order of its dimensions"),
     ("broadcast of a token without dimensions", module(
         "  t = token[] after-all()\n  ROOT r = pred[] broadcast(t)\n"), 11, 31,
      "attribute dimensions is expected but not seen"),

@@ -37,7 +37,8 @@ XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_
               "dynamic slice with a tuple as its one index", "dynamic update slice of a tuple",
               "dynamic reshape without a size for each dimension", "dynamic reshape changing the number of elements",
               "recv-done of an array", "dot of one operand", "original value of two trees",
-              "shorthand start with fewer operands than it wraps", "shorthand start of a partition-id of another shape"}
+              "shorthand start with fewer operands than it wraps", "shorthand start of a partition-id of another shape",
+              "constant with a layout that is not an order of its dimensions"}
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)",
                              # a mesh's axes as names: jaxlib's XLA is older and reads them as strings
