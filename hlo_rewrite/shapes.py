@@ -208,18 +208,21 @@ def element_type_of(text: str) -> str:
 
 _WORD_AT = lazy_pattern(IDENTIFIER)
 _INT_AT = lazy_pattern(r"-?[0-9]+")
-def shape_syntax_error(text: str, pos: int = 0, end: int | None = None) -> tuple[int, str] | None:
+def shape_syntax_error(text: str, pos: int = 0, end: int | None = None, *,
+                       counted: bool = True) -> tuple[int, str] | None:
     """Where and why the shape written in ``text[pos:end]`` is not one XLA's parser reads, or
-    None when it is (:func:`shape_end`, and nothing after the shape but blanks and comments)."""
+    None when it is (:func:`shape_end`, and nothing after the shape but blanks and comments).
+    ``counted=False``: a layout may have another number of entries than its shape dimensions."""
     n = len(text) if end is None else end
-    got = shape_end(text, pos, n)
+    got = shape_end(text, pos, n, counted=counted)
     if isinstance(got, tuple):
         return got
     after = skip_trivia(text, got, n)
     return None if after >= n else (after, f"unexpected '{text[after]}' after the shape")
 
 
-def shape_end(text: str, pos: int = 0, end: int | None = None, *, listed: bool = False) -> int | tuple[int, str]:
+def shape_end(text: str, pos: int = 0, end: int | None = None, *, listed: bool = False,
+              counted: bool = True) -> int | tuple[int, str]:
     """The offset just after the shape that starts at ``pos`` (blanks and comments first
     skipped), or (where, why) it is not a shape XLA's parser reads: an element type XLA knows,
     dimensions each a size (``<=N`` or ``?`` for a dynamic one) with no empty item, a layout
@@ -243,7 +246,7 @@ def shape_end(text: str, pos: int = 0, end: int | None = None, *, listed: bool =
             open_tuples -= 1
         else:
             got = (_buffer_end(text, pos, n) if is_buffer_start(text, pos, n)
-                   else _array_end(text, pos, n, in_tuple=open_tuples >= tuple_from))
+                   else _array_end(text, pos, n, in_tuple=open_tuples >= tuple_from, counted=counted))
             if isinstance(got, tuple):
                 return got
             last = pos = got
@@ -285,7 +288,7 @@ def _buffer_end(text: str, pos: int, n: int) -> int | tuple[int, str]:
     return close + 1
 
 
-def _array_end(text: str, pos: int, n: int, *, in_tuple: bool = False) -> int | tuple[int, str]:
+def _array_end(text: str, pos: int, n: int, *, in_tuple: bool = False, counted: bool = True) -> int | tuple[int, str]:
     """The offset just after the array shape at ``pos``, or (where, why) it is not one
     (``in_tuple``: an element of a tuple shape, whose layout XLA reads without negative entries,
     while it takes ``f32[2,3]{-1,0}`` alone)."""
@@ -354,6 +357,6 @@ def _array_end(text: str, pos: int, n: int, *, in_tuple: bool = False) -> int | 
         after = pos + 1
     else:
         return pos, "expects layout to end with '}'"
-    if entries != rank:
+    if entries != rank and counted:
         return brace, f"Dimensions size is {rank}, but minor to major size is {entries}."
     return after

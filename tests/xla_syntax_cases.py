@@ -407,6 +407,22 @@ READS: dict[str, tuple[str, dict]] = {
 
 #: id -> (text, a part of the message, line, column)
 REJECTS: dict[str, tuple[str, str, int, int]] = {
+    # a layout's numbers have one ',' between each two: the line reader, the token reader and
+    # a pass's new lines (which copy an operand's shape) read the same layouts
+    "layout_with_two_commas": (
+        "HloModule m\nENTRY e {\n  p = f32[2,4]{1,,0} parameter(0)\n  ROOT r = f32[2,4] copy(p)\n}\n",
+        "expects integer", 3, 18,
+    ),
+    "layout_without_commas": (
+        "HloModule m\nENTRY e {\n  p = f32[2,4]{1 0} parameter(0)\n  ROOT r = f32[2,4] copy(p)\n}\n",
+        "expects layout to end with '}'", 3, 18,
+    ),
+    "layout_with_a_trailing_comma_in_a_pass_operand": (
+        "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}\n\n"
+        "ENTRY e {\n  p = f32[2,4]{1,0,} parameter(0)\n"
+        "  ROOT rs = f32[1,4] reduce-scatter(f32[2,4]{1,0,} p), replica_groups={}, dimensions={0}, to_apply=add\n}\n",
+        "expects integer", 10, 20,
+    ),
     # an empty body on the header's line: the next computation's instructions are not its own
     "empty_computation_before_another_on_its_line": (
         "HloModule m\nc1 { } c2 {\n  ROOT r = f32[] parameter(0)\n}\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",

@@ -39,7 +39,7 @@ from ..lexicon import (
     split_top_level,
 )
 from ..opcodes import ATTRIBUTE_KINDS, Kind, spec_of, split_async_opcode
-from ..shapes import ELEMENT_TYPES, element_type_of, is_buffer_start
+from ..shapes import ELEMENT_TYPES, element_type_of, is_buffer_start, shape_syntax_error
 from .checks import header_problem, unknown_opcode_message
 from .lines import line_starts
 from .patterns import NON_CALLER_OPCODES, OPCODE_SPELLINGS, PAYLOAD_OPCODES
@@ -624,6 +624,14 @@ class TokenReader:
             text.startswith("-", first) and text[first + 1 : first + 2].isdigit()  # XLA reads {-1,0} too
         )):
             end = self.group_end(r)  # a layout (a body's '{' is followed by a name)
+            shape = _clean(text[pos:end])
+            # its numbers with one ',' between each two, and its sections, as the line reader
+            # reads them (their count against the dimensions is strict mode's)
+            problem = shape_syntax_error(shape, counted=False)
+            if problem is not None:  # (at the problem, when the text is the shape as written)
+                at = pos + problem[0] if shape == text[pos:end] else r
+                raise self.error(HloParseError, f"malformed layout in '{shape}': {problem[1]}", at)
+            return end, shape
         return end, _clean(text[pos:end])
 
     def _buffer_shape(self, pos: int, q: int) -> tuple[int, str]:

@@ -28,7 +28,10 @@ P = "+" if sys.version_info >= (3, 11) else ""
 # expression's, measured)
 DIMS_LAYOUT = (
     rf"\[(?:[0-9<=? \t]+{P}(?:,[0-9<=? \t]+{P})*{P})?{P}\]"
-    r"(?:\{[0-9, \t]*(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
+    # the layout's dimension numbers, with one ',' between each two (XLA's parser refuses
+    # '{,1}', '{1,0,}' and '{1 0}')
+    rf"(?:\{{(?:[ \t]*{P}[0-9]+{P}(?:[ \t]*{P},[ \t]*{P}[0-9]+{P})*{P}[ \t]*{P})?"
+    r"(?::(?:[A-Z#*]*\([0-9A-Za-z,*+~ \t]*\)|[ \t])*)?\})?"
 )
 ARRAY_SHAPE = lazy_pattern(r"([a-z][a-z0-9]*)" + DIMS_LAYOUT)
 OPCODE = lazy_pattern(r"([a-z][a-z0-9\-]*)\(")
