@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 
-from .lexicon import COMPLEX_TYPES, FLOAT_TYPES, NON_ARRAY_TYPES, SIGNED_TYPES, UNSIGNED_TYPES
-from .shapes import Shape, compatible
+from .lexicon import COMPLEX_TYPES, FLOAT_TYPES, SIGNED_TYPES, UNSIGNED_TYPES
+from .shapes import Shape, compatible, is_array
 
 TYPE_CHECKING = False  # typing is not imported at run time here (docs/decisions.md)
 
@@ -102,12 +102,8 @@ def infer(opcode: str, operands: Sequence[Shape | None], attrs: Mapping[str, obj
 # --------------------------------------------------------------------------- helpers
 
 
-def _is_array(shape: Shape) -> bool:
-    return not shape.is_tuple and shape.element_type not in NON_ARRAY_TYPES
-
-
 def _expect_array(shape: Shape, what: str) -> None:
-    if not _is_array(shape):
+    if not is_array(shape):
         raise NoShape(f"Expected array argument for {what}, but got {shape.text()}.")
 
 
@@ -265,7 +261,7 @@ def _dimension(opcode: str, x: Shape, attrs: Mapping[str, object]) -> int | None
     dims = _ints(attrs.get("dimensions"))
     if not dims:
         return None
-    if not _is_array(x):  # (XLA's parser stops the process on it: a failed check)
+    if not is_array(x):  # (XLA's parser stops the process on it: a failed check)
         raise NoShape(f"{opcode} of {x.text()}, which is not an array")
     if not 0 <= dims[0] < x.rank:
         raise NoShape(f"dimension {dims[0]} of {opcode} is out of range for {x.text()}")
@@ -431,7 +427,7 @@ def _dot(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Progra
 def _sort(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
     if len(ops) == 1:
         return ops[0]
-    if not all(_is_array(s) for s in ops) or not _static(*ops):
+    if not all(is_array(s) for s in ops) or not _static(*ops):
         return None
     for k, s in enumerate(ops[1:], 1):
         if s.dims != ops[0].dims:
@@ -482,7 +478,7 @@ def _check_reducer(program: Program, inits: list[Shape], input_types: list[str])
     if len(parts) != n:
         raise NoShape(f"Reduction function must produce a tuple with {n} elements, but produces {result.text()}")
     for part in parts:
-        if not _is_array(part) or part.rank:
+        if not is_array(part) or part.rank:
             raise NoShape(f"Reduction function must return a scalar or tuple of scalars but returns shape: "
                           f"{result.text()}")
     for i, (acc, init, ty) in enumerate(zip(parts, inits, input_types, strict=True)):
@@ -490,7 +486,7 @@ def _check_reducer(program: Program, inits: list[Shape], input_types: list[str])
             raise NoShape(f"Reduction function's {i}-th parameter shape differs from the result shape: "
                           f"{params[i].text()} vs {acc.text()}")
         for other, what in ((init, "the init_value shape"), (params[n + i], "the input type element type")):
-            if not (_is_array(other) and not other.rank and _same_kind(acc.element_type, other.element_type)):
+            if not (is_array(other) and not other.rank and _same_kind(acc.element_type, other.element_type)):
                 raise NoShape(f"Reduction function's accumulator shape at index {i} differs from {what}: "
                               f"{acc.text()} vs {other.text()}")
         if not _same_kind(ty, params[n + i].element_type):

@@ -17,7 +17,7 @@ from .layouts import layout_tail_end
 from .lexicon import ELEMENT_TYPES, IDENTIFIER, NON_ARRAY_TYPES, skip_trivia
 from .regex import lazy_pattern
 
-__all__ = ["ELEMENT_TYPES", "Shape", "compatible", "element_type_of", "is_buffer_start", "parse_shape",
+__all__ = ["ELEMENT_TYPES", "Shape", "compatible", "element_type_of", "is_array", "is_buffer_start", "parse_shape",
            "shape_end", "shape_syntax_error"]
 
 _ARRAY_RE = lazy_pattern(
@@ -196,6 +196,11 @@ def compatible(a: Shape, b: Shape) -> bool:
                 and all(compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes, strict=True)))
     return a.element_type == b.element_type and len(a.dims) == len(b.dims) and all(
         x == y or x < 0 or y < 0 for x, y in zip(a.dims, b.dims, strict=True))
+
+
+def is_array(shape: Shape) -> bool:
+    """Whether ``shape`` is an array: not a tuple, a token or an opaque value."""
+    return not shape.is_tuple and shape.element_type not in NON_ARRAY_TYPES
 
 
 def element_type_of(text: str) -> str:

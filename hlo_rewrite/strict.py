@@ -63,7 +63,7 @@ from .opcodes import (
     split_async_opcode,
 )
 from .regex import lazy_pattern
-from .shapes import Shape, compatible, is_buffer_start, parse_shape, shape_end, shape_syntax_error
+from .shapes import Shape, compatible, is_array, is_buffer_start, parse_shape, shape_end, shape_syntax_error
 from .strict_heads import RESERVED, bare_name_problem, head_problems
 from .values import UnexpandedGroups, ValueReadError, read
 
@@ -793,7 +793,7 @@ class _Checker:
             required = required | self._branch_attrs(instr, r, local)
         if spec_name == "broadcast" and r.names:
             operand_shape = self.operand_shape(r, 0, local)
-            if operand_shape is not None and (operand_shape.rank or not _is_array(operand_shape)):
+            if operand_shape is not None and (operand_shape.rank or not is_array(operand_shape)):
                 # only a scalar may leave them out (not a tuple, a token or an opaque value)
                 required = required | {"dimensions"}
         if len(values) >= len(required) and required.issubset(values):
@@ -853,7 +853,7 @@ class _Checker:
             self._check_tuple(instr, r)
         if name in _ARRAY_SHAPED and r.shape_text is not None:
             written = _parsed_shape(r.shape_text[0])
-            if written is not None and not _is_array(written):
+            if written is not None and not is_array(written):
                 raise self.error(instr, r.text, r.shape_text[1], f"a {name} gives an array, not "
                                  f"{_no_comments(r.shape_text[0])}")
         for k in _ARRAY_OPERANDS.get(name, ()):
@@ -1037,7 +1037,7 @@ class _Checker:
         if k >= len(r.names):
             return None
         shape = self.operand_shape(r, k, local)
-        if shape is not None and not _is_array(shape):
+        if shape is not None and not is_array(shape):
             at = self._operand_at(instr, r, k)
             raise self.error(instr, r.text, at, f"operand {k} of {instr.opcode} must be an array, and "
                              f"'{r.names[k]}' is {shape.text()}")
@@ -1281,14 +1281,9 @@ def _array_leaves(shape: Shape) -> list[Shape]:
         s = stack.pop()
         if s.is_tuple:
             stack.extend(s.tuple_shapes)
-        elif _is_array(s):
+        elif is_array(s):
             leaves.append(s)
     return leaves
-
-
-def _is_array(shape: Shape) -> bool:
-    """Whether ``shape`` is an array: not a tuple, a token or an opaque value."""
-    return not shape.is_tuple and shape.element_type not in ("token", "opaque")
 
 
 def _parsed_shape(text: str) -> Shape | None:
