@@ -55,6 +55,7 @@ from .opcodes import (
     BUILT_SHAPES,
     MODULE_ATTRS,
     SHAPE_INFERRED,
+    OPCODES,
     AttrSpec,
     Kind,
     OpcodeSpec,
@@ -933,7 +934,7 @@ class _Checker:
                 assert inner is not None and r.shape_text is not None
                 view = r.with_shape(inner_shape.text(), r.shape_text[1])
                 self._check_rules(instr, view, inner, inner_shape, attrs, local, None, preset=True)
-        if name in _DONE_OF and len(r.names) == 1:
+        if name in _CHANNEL_DONES and len(r.names) == 1:
             self._check_done_channel(instr, r, name, attrs, local)
 
     def _check_scan(self, instr: Instruction, r: _Instr, attrs: dict[str, object]) -> None:
@@ -983,10 +984,12 @@ class _Checker:
 
     def _check_done_channel(self, instr: Instruction, r: _Instr, name: str, attrs: dict[str, object],
                             local: dict[str, Instruction]) -> None:
-        """A send-done or recv-done of a send or recv has that one's channel (or none, as it),
-        which XLA's parser demands, without a message of its own."""
+        """A send-done or recv-done of an instruction that takes a channel (a send, a recv, a
+        collective) has that one's channel (or none, as it), which XLA's parser demands, without a
+        message of its own."""
         producer = local.get(r.names[0])
-        if producer is None or producer.opcode != _DONE_OF[name]:
+        spec = None if producer is None else OPCODES.get(producer.opcode)
+        if producer is None or spec is None or "channel_id" not in spec.attrs:
             return
         written = producer.attr_text("channel_id")
         try:
@@ -1297,8 +1300,8 @@ def _parsed_shape(text: str) -> Shape | None:
 #: how long a chain of instructions whose shape is built from their operand's is followed
 _BUILT_DEPTH = 64
 
-#: the -done instructions whose operand, when it is the start they finish, must share their channel
-_DONE_OF = {"send-done": "send", "recv-done": "recv"}
+#: the -done instructions whose operand, when it takes a channel, must share theirs
+_CHANNEL_DONES = frozenset({"send-done", "recv-done"})
 
 
 def _built_shape(instr: Instruction, inferred: dict[int, str], depth: int = 0) -> str | None:

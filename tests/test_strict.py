@@ -467,6 +467,14 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("recv-done without the channel of its recv", module(
         "  t = token[] after-all()\n  r = (f32[2], u32[], token[]) recv(t), channel_id=1\n"
         "  ROOT d = (f32[2], token[]) recv-done(r)\n"), 12, 39, "recv-done has no channel_id"),
+    ("send-done without the channel of the collective it finishes", module(
+        "  p = f32[2,3] parameter(0)\n  c = (f32[2,3], f32[2,3], u32[], u32[]) collective-permute-start(p), "
+        "source_target_pairs={{0,1},{1,0}}, channel_id=1\n  ROOT d = token[] send-done(c)\n"), 12, 29,
+     "send-done has no channel_id, but its operand 'c' has channel_id=1"),
+    ("recv-done on another channel than the send it finishes", module(
+        "  p = f32[2] parameter(0)\n  t = token[] after-all()\n"
+        "  s = (f32[2], u32[], token[]) send(p, t), channel_id=1\n  ROOT d = (f32[2], token[]) recv-done(s), "
+        "channel_id=3\n"), 13, 55, "recv-done has channel_id=3, but its operand 's' has channel_id=1"),
     # aliasing, read as XLA's parser reads it
     ("input_output_alias item without its parentheses", module(ONE_PARAMETER, head="HloModule m, "
      "input_output_alias={ {}: 0 }\n\n"), 1, 39, "Expected format: <output_shape_index>: (<input_param>"),
@@ -675,6 +683,10 @@ ACCEPTED: list[tuple[str, str]] = [
     ("a literal's shapes with comments and line ends in their layouts", module(
         "  ROOT c = f32[2] custom-call(), custom_call_target=\"x\", literal=( s32[2]{0 /* c */} {1, 2}, "
         "pred[1]{\n0} {1} )\n")),
+    ("send-done of a collective on its channel, and of a custom-call, which has none", module(
+        "  p = f32[4] parameter(0)\n  a = f32[4] all-reduce(p), replica_groups={}, to_apply=add, channel_id=2\n"
+        "  d = token[] send-done(a), channel_id=2\n  c = f32[4] custom-call(p), custom_call_target=\"x\"\n"
+        "  e = token[] send-done(c), channel_id=5\n  ROOT t = (f32[4]) tuple(p)\n")),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
      "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
