@@ -23,6 +23,8 @@ NEGATE2 = "neg {\n  a = f32[2] parameter(0)\n  ROOT n = negate(a)\n}\n"
 COPY2 = "cp {\n  a = f32[2] parameter(0)\n  ROOT n = copy(a)\n}\n"
 COND = "cond {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = pred[] constant(true)\n}\n"
 BODY = "body {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = copy(a)\n}\n"
+TWO = ("two {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n"
+       "  d = s32[] parameter(3)\n  ROOT t = (f32[], s32[]) tuple(a, b)\n}\n")
 
 
 def module(params: str, expr: str, before: str = "", after: str = "") -> str:
@@ -114,6 +116,40 @@ ACCEPTED = [
     ("add-dependency has its first operand's shape", "f32[2]; token[]", "add-dependency(p0, p1)", "", "f32[2]"),
     ("domain", "f32[2]",
      'domain(p0), domain={kind="sharding", entry={maximal device=0}, exit={replicated}}', "", "f32[2]"),
+    ("gather of rows", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "f32[2,4]"),
+    ("gather with its offset first and an unsigned index", "f32[3,4]; u8[2]",
+     "gather(p0, p1), offset_dims={0}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "f32[4,2]"),
+    ("gather whose index vector is a dimension of its indices", "f32[3,4]; s32[2,5]",
+     "gather(p0, p1), offset_dims={0,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=0, "
+     "slice_sizes={2,3}", "", "f32[2,5,3]"),
+    ("gather of a slice of size 0, and a scalar index", "f32[3,4]; s32[]",
+     "gather(p0, p1), offset_dims={0}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=0, "
+     "slice_sizes={1,0}", "", "f32[0]"),
+    ("gather with batching dimensions", "f32[3,4,5]; s32[3,2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, "
+     "start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,5}", "", "f32[3,5,2]"),
+    ("gather with two batching dimensions out of order", "f32[3,4,5,6]; s32[3,6,2,1]",
+     "gather(p0, p1), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0,3}, "
+     "start_indices_batching_dims={1,0}, index_vector_dim=3, slice_sizes={1,1,5,1}", "", "f32[3,6,5,2]"),
+    ("gather whose collapsed dimension is batched too", "f32[3,4,5]; s32[3,2]",
+     "gather(p0, p1), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={1}, operand_batching_dims={0}, "
+     "start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,5}", "", "f32[3,2,1]"),
+    ("scatter gives its operand's shape", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "f32[3,4]"),
+    ("scatter of updates of another float type", "f32[3,4]; s32[2]; bf16[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "f32[3,4]"),
+    ("scatter of two operands of other shapes", "f32[3,4]; s32[2]; s32[3,5]; f32[2,4]; s32[2,4]",
+     "scatter(p0, p2, p1, p3, p4), update_window_dims={1}, inserted_window_dims={0}, "
+     "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=two", TWO, "(f32[3,4], s32[3,5])"),
+    ("scatter with batching dimensions", "f32[3,4,5]; s32[3,2]; f32[3,2,5]",
+     "scatter(p0, p1, p2), update_window_dims={2}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, "
+     "input_batching_dims={0}, scatter_indices_batching_dims={0}, index_vector_dim=2, to_apply=add", ADD,
+     "f32[3,4,5]"),
 ]
 
 #: (label, parameters, instructions, what the module defines before ENTRY, words of the message)
@@ -224,6 +260,120 @@ REJECTED = [
     ("opt-barrier", "(f32[], s32[])", "opt-barrier(p0)", "", "opt-barrier"),
     ("an error in a callee's inferred shape", "s32[2]", "call(p0), to_apply=f",
      "f {\n  a = s32[2] parameter(0)\n  ROOT n = exponential(a)\n}\n", "exponential"),
+    ("gather of complex indices", "f32[17,9]; c64[2,3]",
+     "gather(p0, p1), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, "
+     "slice_sizes={1,9}", "", "integral"),
+    ("gather with its index vector beyond its indices", "f32[3,4]; s32[2,1]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=3, "
+     "slice_sizes={1,2}", "", "leaf dimension"),
+    ("gather with offset dimensions out of order", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1,0}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "ascending"),
+    ("gather with an offset dimension twice", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1,1}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "must not repeat"),
+    ("gather with an offset dimension out of bounds", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1,3}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "out of bounds"),
+    ("gather with a start index map of another size", "f32[3,4]; s32[2,2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "must be equal"),
+    ("gather with a dimension twice in its start index map", "f32[3,4]; s32[2,2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "Repeated"),
+    ("gather with a start index map beyond its operand", "f32[3,4]; s32[2,2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,2}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "Invalid start_index_map"),
+    ("gather with collapsed dimensions out of order", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={}, collapsed_slice_dims={1,0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,1}", "", "sorted"),
+    ("gather collapsing a dimension twice", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={}, collapsed_slice_dims={0,0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,1}", "", "Repeated"),
+    ("gather collapsing a dimension it has not", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={2}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "Invalid collapsed"),
+    ("gather collapsing a dimension of size 2", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={2,4}", "", "bound 1 or 0"),
+    ("gather of a slice larger than its operand", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,5}", "", "out of range"),
+    ("gather of a negative slice size", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,-1}", "", "out of range"),
+    ("gather with a slice size too many", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4,1}", "", "one slice size"),
+    ("gather with an operand dimension neither offset nor collapsed", "f32[3,4]; s32[2]",
+     "gather(p0, p1), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "All components"),
+    ("gather with batching dimensions of different counts", "f32[3,4,5]; s32[3,2]",
+     "gather(p0, p1), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=2, "
+     "slice_sizes={1,1,5}, operand_batching_dims={0}, start_indices_batching_dims={}", "", "same size"),
+    ("gather with a batching dimension beyond its indices", "f32[3,4,5]; s32[3,2]",
+     "gather(p0, p1), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=2, "
+     "slice_sizes={1,1,5}, operand_batching_dims={0}, start_indices_batching_dims={5}", "", "Invalid start_indices_batching_dims"),
+    ("gather batching an operand dimension of size 2", "f32[3,4,5]; s32[3,2]",
+     "gather(p0, p1), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=2, "
+     "slice_sizes={2,1,5}, operand_batching_dims={0}, start_indices_batching_dims={0}", "", "bound 1 or 0"),
+    ("gather of a tuple", "(f32[3,4]); s32[2]",
+     "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+     "slice_sizes={1,4}", "", "Expected array"),
+    ("scatter of updates of too high a rank", "f32[2,9,8]; s32[4,2,4]; f32[4,4,8]",
+     "scatter(p0, p1, p2), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, "
+     "index_vector_dim=1, to_apply=add", ADD, "must be of rank"),
+    ("scatter of float indices", "f32[3,4]; f32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "integral"),
+    ("scatter with its index vector beyond its indices", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=2, to_apply=add", ADD, "leaf dimension"),
+    ("scatter of updates wider than its operand", "f32[3,4]; s32[2]; f32[2,5]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "must not exceed"),
+    ("scatter of updates for more indices than it has", "f32[3,4]; s32[2]; f32[3,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "must be same"),
+    ("scatter with an update window dimension out of range", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={2}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "Invalid update_window_dims"),
+    ("scatter inserting a dimension it has not", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={2}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "Invalid inserted_window_dims"),
+    ("scatter with a window larger than its operand", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "window of size"),
+    ("scatter with a window smaller than its operand", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "window of size"),
+    ("scatter mapping more dimensions than its index vector has", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, "
+     "index_vector_dim=1, to_apply=add", ADD, "must be equal"),
+    ("scatter mapping to a dimension beyond its operand", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={2}, "
+     "index_vector_dim=1, to_apply=add", ADD, "Invalid scatter_dims_to_operand_dims"),
+    ("scatter mapping to one dimension twice", "f32[3,4]; s32[2,2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0,0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "Repeated"),
+    ("scatter with batching dimensions of different counts", "f32[3,4,5]; s32[3,2]; f32[3,2,5]",
+     "scatter(p0, p1, p2), update_window_dims={2}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, "
+     "index_vector_dim=2, to_apply=add, input_batching_dims={0}, scatter_indices_batching_dims={}", ADD, "same size"),
+    ("scatter batching a dimension beyond its operand", "f32[3,4,5]; s32[3,2]; f32[3,2,5]",
+     "scatter(p0, p1, p2), update_window_dims={2}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, "
+     "index_vector_dim=2, to_apply=add, input_batching_dims={3}, scatter_indices_batching_dims={0}", ADD, "Invalid input_batching_dims"),
+    ("scatter of a tuple", "(f32[3,4]); s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "Expected array"),
+    ("scatter whose reducer gives another type", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=bad", "bad {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = s32[] constant(0)\n}\n", "differs"),
+    ("scatter of updates its reducer does not take", "f32[3,4]; s32[2]; s32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=add", ADD, "input type"),
+    ("scatter whose reducer takes three parameters", "f32[3,4]; s32[2]; f32[2,4]",
+     "scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+     "index_vector_dim=1, to_apply=three", "three {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] parameter(2)\n  ROOT d = add(a, b)\n}\n", "must take 2"),
 ]
 
 #: what XLA's parser stops the process on (a failed check) rather than refuse: strict mode
