@@ -15,8 +15,9 @@ Values read: ``int`` / ``int32`` -> int; ``float`` -> float; ``bool`` -> bool; `
 list[bool]; ``int list`` -> list[int]; ``int list list`` and ``replica groups`` ->
 list[list[int]]; ``computation`` -> name; ``computation list`` / ``instruction list`` ->
 list of names; ``string`` -> the unescaped string; ``enum`` / ``word`` -> the word; ``shape`` ->
-:class:`~hlo_rewrite.shapes.Shape`; ``shape list`` -> list of shapes; every other kind -> its
-text once checked.
+:class:`~hlo_rewrite.shapes.Shape`; ``shape list`` -> list of shapes; ``window`` -> a dict of
+its fields (``size``, ``stride``, ``pad``, ``lhs_dilate``, ``rhs_dilate``, ``rhs_reversal``),
+each one number by dimension (a pad (low, high)); every other kind -> its text once checked.
 """
 
 from __future__ import annotations
@@ -525,7 +526,7 @@ def _mesh_axes(r: _Reader) -> None:
     r.listed("[", "]", axis)
 
 
-def _read_window(r: _Reader) -> str:
+def _read_window(r: _Reader) -> dict[str, list]:
     start = r.at()
     r.punct("{")
     seen: dict[str, str] = {}
@@ -556,14 +557,28 @@ def _window_fast(m: re.Match[str]) -> object:
     return _window_sizes(fields, 0) if len(fields) == len(pairs) else _SLOW
 
 
-def _window_sizes(fields: dict[str, str], at: int) -> str:
+#: what a window field is for a dimension it does not name
+_WINDOW_DEFAULTS: Final = {"stride": 1, "lhs_dilate": 1, "rhs_dilate": 1, "pad": (0, 0), "rhs_reversal": 0}
+
+
+def _window_sizes(fields: dict[str, str], at: int) -> dict[str, list]:
     """XLA's check of a window's fields once read: stride, lhs_dilate, rhs_dilate and pad each
-    have one entry for each dimension of size (none when size is not given)."""
+    have one entry for each dimension of size (none when size is not given). Returns each
+    field's numbers by dimension, the absent ones at their defaults (a pad as (low, high))."""
     dims = fields["size"].count("x") + 1 if "size" in fields else 0
     for key in ("stride", "lhs_dilate", "rhs_dilate", "pad"):
         if key in fields and fields[key].count("x") + 1 != dims:
             raise ValueReadError(f"expects '{key}=' has the same size as 'size='", at)
-    return ""
+    window: dict[str, list] = {"size": [int(n) for n in fields["size"].split("x")] if dims else []}
+    for key, default in _WINDOW_DEFAULTS.items():
+        text = fields.get(key)
+        if text is None or not dims:
+            window[key] = [default] * dims
+        elif key == "pad":
+            window[key] = [tuple(int(n) for n in pair.split("_")) for pair in text.split("x")]
+        else:
+            window[key] = [int(n) for n in text.split("x")]
+    return window
 
 
 _DXD_RE = lazy_pattern(r"\d+(?:x\d+)*")
