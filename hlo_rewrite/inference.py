@@ -13,7 +13,7 @@ silent: a rule raises only where XLA's inference refuses, which the tests check 
 itself, and gives None where it cannot tell, so that strict mode then checks less, never more:
 an operand whose shape is not known, dimensions of dynamic size, operands of different
 floating-point types (the result takes the more precise one, which is not worked out here), and
-the opcodes without a rule here (``map``, ``ragged-dot``, ``scan``, ...).
+the opcodes without a rule here (``ragged-dot``, ``scaled-dot``, ``scan``, ``atan``).
 """
 
 from __future__ import annotations
@@ -985,6 +985,50 @@ def _call(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs:
     return program.result
 
 
+def _map(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
+    if not ops:
+        raise NoShape("Map expects at least one argument.")
+    for s in ops:
+        _expect_array(s, "an operand of map")  # (XLA's parser stops the process on a tuple)
+    first = ops[0]
+    if not _static(*ops):
+        return None
+    for s in ops[1:]:
+        if s.dims != first.dims:
+            raise NoShape(f"Map operation requires all operands to have the same shape; got: "
+                          f"{', '.join(x.text() for x in ops)}.")
+    dims = _ints(attrs.get("dimensions"))
+    if "dimensions" in attrs and dims is None:
+        return None
+    if dims is None or len(dims) != first.rank:
+        # (without dimensions XLA compares the rank with a number it never set, and refuses)
+        given = "none given" if dims is None else len(dims)
+        raise NoShape(f"Map applied to a subset of dimensions currently not supported: arg_dimension_size: "
+                      f"{first.rank}, requested_map_dimensions_size: {given}.")
+    if dims != list(range(first.rank)):
+        raise NoShape(f"Map requires monotonically increasing dimension numbers; got: {_listed(dims)}.")
+    callee = attrs.get("to_apply")
+    program = programs(callee) if isinstance(callee, str) else None
+    if program is None:
+        return None
+    if len(program.parameters) != len(ops):
+        raise NoShape(f"Map applied function arity must match number of arguments; got: arity: "
+                      f"{len(program.parameters)}, arguments: {len(ops)}.")
+    result = program.result
+    if result is None or any(p is None for p in program.parameters):
+        return None
+    if not is_array(result) or result.rank:
+        raise NoShape(f"Mapped computation's result has to be a scalar; got: {result.text()}.")
+    params: tuple[Shape, ...] = program.parameters  # type: ignore[assignment]  # (known: see above)
+    for k, (p, arg) in enumerate(zip(params, ops, strict=True)):
+        if not is_array(p) or p.rank:
+            raise NoShape(f"Mapped computation's parameter has to be a scalar; got parameter {k} shape: {p.text()}.")
+        if not _same_kind(p.element_type, arg.element_type):
+            raise NoShape(f"Mapped computation's parameter type has to match argument element type; got parameter "
+                          f"{k} shape: {p.text()}, argument shape: {arg.text()}.")
+    return _array(result.element_type, first.dims)
+
+
 def _while(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
     (init,) = ops
     cond, body = (programs(v) if isinstance(v, str) else None for v in (attrs.get("condition"), attrs.get("body")))
@@ -1073,6 +1117,7 @@ _RULES: Final[dict[str, _Rule]] = {
     "reduce-window": _reduce_window,
     "select-and-scatter": _select_and_scatter,
     "call": _call,
+    "map": _map,
     "while": _while,
     "conditional": _conditional,
     "opt-barrier": _no_rule,

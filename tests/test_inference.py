@@ -19,6 +19,7 @@ from hlo_rewrite.shapes import parse_shape
 ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = add(a, b)\n}\n"
 LESS = ("less {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n"
         "  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n")
+NEG = "neg {\n  a = f32[] parameter(0)\n  ROOT n = negate(a)\n}\n"
 NEGATE2 = "neg {\n  a = f32[2] parameter(0)\n  ROOT n = negate(a)\n}\n"
 COPY2 = "cp {\n  a = f32[2] parameter(0)\n  ROOT n = copy(a)\n}\n"
 COND = "cond {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = pred[] constant(true)\n}\n"
@@ -195,6 +196,11 @@ ACCEPTED = [
      "select-and-scatter(p0, p1, p2), window={size=2x2 stride=2x2}, select=ge, scatter=add", GE + ADD, "f32[4,6]"),
     ("select-and-scatter of a source of another float type", "f32[4,6]; bf16[2,3]; f32[]",
      "select-and-scatter(p0, p1, p2), window={size=2x2 stride=2x2}, select=ge, scatter=add", GE + ADD, "f32[4,6]"),
+    ("map of one operand", "f32[2,3]", "map(p0), dimensions={0,1}, to_apply=neg", NEG, "f32[2,3]"),
+    ("map of a scalar", "f32[]", "map(p0), dimensions={}, to_apply=neg", NEG, "f32[]"),
+    ("map of two float types", "f32[2,3]; bf16[2,3]", "map(p0, p1), dimensions={0,1}, to_apply=add", ADD, "f32[2,3]"),
+    ("map gives its computation's type", "f32[2,3]; s32[2,3]", "map(p0, p1), dimensions={0,1}, to_apply=v",
+     "v {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT n = pred[] constant(true)\n}\n", "pred[2,3]"),
 ]
 
 #: (label, parameters, instructions, what the module defines before ENTRY, words of the message)
@@ -467,6 +473,22 @@ REJECTED = [
      "first parameter"),
     ("select-and-scatter of an initial value its scatter does not take", "f32[4,6]; f32[2,3]; s32[]",
      "select-and-scatter(p0, p1, p2), window={size=2x2 stride=2x2}, select=ge, scatter=add", GE + ADD, "init_value"),
+    ("map without dimensions", "f32[2]", "map(p0), to_apply=neg", NEG, "subset of dimensions"),
+    ("map of some dimensions", "f32[2,3]", "map(p0), dimensions={0}, to_apply=neg", NEG, "subset of dimensions"),
+    ("map of its dimensions out of order", "f32[2,3]", "map(p0), dimensions={1,0}, to_apply=neg", NEG,
+     "monotonically"),
+    ("map of a dimension it has not", "f32[2,3]", "map(p0), dimensions={0,5}, to_apply=neg", NEG, "monotonically"),
+    ("map of operands of other shapes", "f32[2,3]; f32[2,1]", "map(p0, p1), dimensions={0,1}, to_apply=add", ADD,
+     "same shape"),
+    ("map of more operands than its computation takes", "f32[2,3]; f32[2,3]",
+     "map(p0, p1), dimensions={0,1}, to_apply=neg", NEG, "arity"),
+    ("map of integers to a computation of floats", "s32[2,3]; s32[2,3]",
+     "map(p0, p1), dimensions={0,1}, to_apply=add", ADD, "parameter type"),
+    ("map to a computation of an array", "f32[2,3]", "map(p0), dimensions={0,1}, to_apply=v",
+     "v {\n  a = f32[] parameter(0)\n  ROOT n = f32[2] broadcast(a), dimensions={}\n}\n", "result has to be a scalar"),
+    ("map to a computation of an array parameter", "f32[2,3]", "map(p0), dimensions={0,1}, to_apply=v",
+     "v {\n  a = f32[2] parameter(0)\n  ROOT n = f32[] constant(0)\n}\n", "parameter has to be a scalar"),
+    ("map of nothing", "", "map(), to_apply=v", "v {\n  ROOT n = f32[] constant(0)\n}\n", "at least one argument"),
 ]
 
 #: what XLA's parser stops the process on (a failed check) rather than refuse: strict mode
@@ -482,6 +504,7 @@ XLA_ABORTS = [
      "reduce-window(p0, p1), window={size=2x1 pad=-5_0x0_0}, to_apply=add", ADD, "negative size"),
     ("reduce-window of a tuple", "(f32[4,6]); f32[]", "reduce-window(p0, p1), window={size=2x1}, to_apply=add", ADD,
      "Expected array"),
+    ("map of a tuple", "(f32[2,3])", "map(p0), dimensions={0,1}, to_apply=neg", NEG, "Expected array"),
 ]
 
 
