@@ -675,10 +675,22 @@ class _Checker:
                 self._spelled(instr, r.text, shape_text, at)
 
     def _spelled(self, instr: Instruction, text: str, shape_text: str, at: int) -> None:
+        """The syntax of a shape, the instruction's or one declared before an operand, and, in a
+        tuple, its elements' layouts: XLA's parser refuses, without a message, one that is not an
+        order of the element's dimensions (it reads such a layout on an array of its own)."""
         problem = shape_syntax_error(shape_text)
         if problem is not None:
             raise self.error(instr, text, at + problem[0], f"malformed shape '{shape_text}': {problem[1]}")
+        if _no_comments(shape_text).lstrip().startswith("("):
+            shape = _parsed_shape(shape_text)
+            if shape is not None:
+                self._check_layouts(instr, text, _array_leaves(shape), at)
         self.spelled.add(shape_text)
+
+    def _check_layouts(self, instr: Instruction, text: str, leaves: list[Shape], at: int) -> None:
+        problem = _unordered_layout(leaves)
+        if problem is not None:
+            raise self.error(instr, text, at, problem)
 
     def _shape(self, instr: Instruction, r: _Instr) -> Shape | None:
         if r.shape_text is None:
@@ -688,15 +700,10 @@ class _Checker:
             shape = _shape_of(_no_comments(text))
         except HloError as exc:
             raise self.error(instr, r.text, at, exc.message) from None
-        # XLA's parser checks the layouts of a tuple's elements (refusing, without a message, a
-        # layout that is not an order of the dimensions) and stops the process on a constant's;
-        # it reads such a layout on any other array
-        leaves = _array_leaves(shape) if shape.is_tuple else [shape] if instr.opcode == "constant" else []
-        for leaf in leaves:
-            order = leaf.minor_to_major()
-            if order is not None and sorted(order) != list(range(leaf.rank)):
-                raise self.error(instr, r.text, at, f"the layout {_no_comments(leaf.layout or '')} of {leaf.text()} "
-                                 "is not an order of its dimensions")
+        # XLA's parser stops the process on a constant's layout that is not an order of its
+        # dimensions (a tuple's elements are checked with the spelling)
+        if instr.opcode == "constant" and not shape.is_tuple:
+            self._check_layouts(instr, r.text, [shape], at)
         return shape
 
     def _check_parameter(self, instr: Instruction, r: _Instr, params: dict[int, str]) -> None:
@@ -1249,6 +1256,23 @@ def _check_layout(value: str) -> None:
     problem = shape_syntax_error(value, arrow + 2, end)
     if problem is not None:
         raise ValueReadError(problem[1], problem[0])
+    # a tuple's elements have layouts that are orders of their dimensions, as in an instruction's
+    # shape; an array of its own may have any
+    params, result = _parsed_shape(value[pos:close]), _parsed_shape(value[arrow + 2 : end])
+    for shape, at in [(p, pos) for p in (params.tuple_shapes if params is not None else ())] + [(result, arrow + 2)]:
+        unordered = _unordered_layout(_array_leaves(shape)) if shape is not None and shape.is_tuple else None
+        if unordered is not None:
+            raise ValueReadError(unordered, at)
+
+
+def _unordered_layout(leaves: list[Shape]) -> str | None:
+    """What is wrong with the first of the arrays ``leaves`` whose layout is not an order of its
+    dimensions; None when each one's is."""
+    for leaf in leaves:
+        order = leaf.minor_to_major()
+        if order is not None and sorted(order) != list(range(leaf.rank)):
+            return f"the layout {_no_comments(leaf.layout or '')} of {leaf.text()} is not an order of its dimensions"
+    return None
 
 
 #: the dynamic slices: the operand their start indices begin at

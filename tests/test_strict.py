@@ -229,6 +229,17 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[2,2] parameter(0)\n  ROOT t = (f32[2,2]{0,0}) tuple(p)\n"), 11, 12, "is not an order of its dimensions"),
     ("constant with a layout that is not an order of its dimensions", module(
         "  ROOT c = f32[2,2]{0,0} constant({{1,2},{3,4}})\n"), 10, 12, "is not an order of its dimensions"),
+    ("declared tuple operand with an element layout that is not an order of its dimensions", module(
+        "  p = f32[2,2] parameter(0)\n  t = (f32[2,2]) tuple(p)\n  ROOT c = (f32[2,2]) copy((f32[2,2]{1,2}) t)\n"),
+     12, 28, "the layout {1,2} of f32[2,2]{1,2} is not an order"),
+    ("entry computation layout whose result tuple has an element layout out of order",
+     "HloModule m, entry_computation_layout={(f32[2,3]{1,0})->(f32[2,3]{1,7})}\n\n"
+     "ENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT t = (f32[2,3]) tuple(p)\n}\n", 1, 57,
+     "the layout {1,7} of f32[2,3]{1,7} is not an order"),
+    ("entry computation layout whose tuple parameter has an element layout out of order",
+     "HloModule m, entry_computation_layout={((f32[2,3]{1,5}))->f32[2,3]{1,0}}\n\n"
+     "ENTRY e {\n  p = (f32[2,3]) parameter(0)\n  ROOT g = f32[2,3] get-tuple-element(p), index=0\n}\n", 1, 40,
+     "the layout {1,5} of f32[2,3]{1,5} is not an order"),
     ("broadcast of a token without dimensions", module(
         "  t = token[] after-all()\n  ROOT r = pred[] broadcast(t)\n"), 11, 31,
      "attribute dimensions is expected but not seen"),
@@ -687,6 +698,9 @@ ACCEPTED: list[tuple[str, str]] = [
         "  p = f32[4] parameter(0)\n  a = f32[4] all-reduce(p), replica_groups={}, to_apply=add, channel_id=2\n"
         "  d = token[] send-done(a), channel_id=2\n  c = f32[4] custom-call(p), custom_call_target=\"x\"\n"
         "  e = token[] send-done(c), channel_id=5\n  ROOT t = (f32[4]) tuple(p)\n")),
+    ("an array's layout out of order in an entry computation layout and before an operand, which XLA reads",
+     "HloModule m, entry_computation_layout={(f32[2,3]{1,5})->f32[2,3]{7,0}}\n\n"
+     "ENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT c = f32[2,3] copy(f32[2,3]{4,4} p)\n}\n"),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
      "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
