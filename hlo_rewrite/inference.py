@@ -141,6 +141,17 @@ def _in_range(dims: Sequence[int], rank: int) -> bool:
     return all(0 <= d < rank for d in dims)
 
 
+def _program(attrs: Mapping[str, object], name: str, programs: Programs) -> Program | None:
+    """The signature of the computation the attribute ``name`` names; None when not known."""
+    callee = attrs.get(name)
+    return programs(callee) if isinstance(callee, str) else None
+
+
+def _known(program: Program) -> Shape | None:
+    """``program``'s result when every shape of its signature is known, else None."""
+    return program.result if all(p is not None for p in program.parameters) else None
+
+
 # --------------------------------------------------------------------------- elementwise
 
 
@@ -438,7 +449,6 @@ def _sort(_opcode: str, ops: list[Shape], _attrs: Mapping[str, object], _p: Prog
 
 def _reduce(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
     dims = _ints(attrs.get("dimensions"))
-    reducer = attrs.get("to_apply")
     n = len(ops) // 2
     if dims is None or not n or len(ops) % 2:
         return None
@@ -457,13 +467,14 @@ def _reduce(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], program
             raise NoShape(f"Reducing out-of-bounds dimension {d} in shape {first.text()}.")
     if len(set(dims)) != len(dims):
         raise NoShape(f"Duplicate reduction dimension in {dims}.")
-    program = programs(reducer) if isinstance(reducer, str) else None
-    if program is None or program.result is None or any(p is None for p in program.parameters):
+    program = _program(attrs, "to_apply", programs)
+    result = None if program is None else _known(program)
+    if program is None or result is None:
         return None
     parts = _check_reducer(program, ops[n:], [s.element_type for s in inputs])
     kept = [size for k, size in enumerate(first.dims) if k not in dims]
     shapes = tuple(Shape(p.element_type, tuple(kept), (False,) * len(kept)) for p in parts)
-    return shapes[0] if not program.result.is_tuple else Shape("tuple", tuple_shapes=shapes)
+    return shapes[0] if not result.is_tuple else Shape("tuple", tuple_shapes=shapes)
 
 
 def _check_reducer(program: Program, inits: list[Shape], input_types: list[str]) -> tuple[Shape, ...]:
@@ -753,9 +764,8 @@ def _scatter(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], progra
         if not _static(operand, update, indices):
             return None
         _check_scatter_dims(operand, update, expanded, ivd, window, inserted, to_operand, batching, index_batching)
-    reducer = attrs.get("to_apply")
-    program = programs(reducer) if isinstance(reducer, str) else None
-    if program is not None and program.result is not None and all(p is not None for p in program.parameters):
+    program = _program(attrs, "to_apply", programs)
+    if program is not None and _known(program) is not None:
         _check_reducer(program, [Shape(s.element_type) for s in operands], [s.element_type for s in updates])
     return operands[0] if n == 1 else Shape("tuple", tuple_shapes=tuple(operands))
 
@@ -926,9 +936,8 @@ def _reduce_window(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], 
     if len(ops) < 2 or window is None:
         return None
     operand, init = ops[0], ops[1]
-    reducer = attrs.get("to_apply")
-    program = programs(reducer) if isinstance(reducer, str) else None
-    if program is None or program.result is None or any(p is None for p in program.parameters):
+    program = _program(attrs, "to_apply", programs)
+    if program is None or _known(program) is None:
         return None
     _expect_array(operand, "operand of reduce-window")  # (XLA's parser stops the process on a tuple)
     _check_reducer(program, [init], [operand.element_type])
@@ -940,23 +949,22 @@ def _select_and_scatter(_opcode: str, ops: list[Shape], attrs: Mapping[str, obje
     operand, source, init = ops
     _expect_array(operand, "operand of select-and-scatter")
     window = _window(attrs)
-    chosen, scatter = (attrs.get(k) for k in ("select", "scatter"))
-    select = programs(chosen) if isinstance(chosen, str) else None
-    reducer = programs(scatter) if isinstance(scatter, str) else None
+    select, reducer = _program(attrs, "select", programs), _program(attrs, "scatter", programs)
     if window is None or select is None or reducer is None or not _static(operand):
         return None
     if len(select.parameters) != 2:
         raise NoShape(f"Select function must take 2 parameters, but takes {len(select.parameters)} parameter(s).")
-    if select.result is None or any(p is None for p in select.parameters):
+    chosen = _known(select)
+    if chosen is None:
         return None
-    if select.result.is_tuple or select.result.element_type != "pred" or select.result.rank:
+    if chosen.is_tuple or chosen.element_type != "pred" or chosen.rank:
         raise NoShape("Select function must have rank-0 PRED result.")
     params: tuple[Shape, ...] = select.parameters  # type: ignore[assignment]  # (known: see above)
     for which, p in zip(("first", "second"), params, strict=True):
         if not (is_array(p) and not p.rank and _same_kind(p.element_type, operand.element_type)):
             raise NoShape(f"Select function's {which} parameter shape currently must match the operand element "
                           f"shape, but got {p.text()} vs {operand.element_type}[].")
-    if reducer.result is None or any(p is None for p in reducer.parameters) or not is_array(source):
+    if _known(reducer) is None or not is_array(source):
         return None
     _check_reducer(reducer, [init], [source.element_type])
     reduced = _window_output(operand, window, operand.element_type)
@@ -971,8 +979,7 @@ def _select_and_scatter(_opcode: str, ops: list[Shape], attrs: Mapping[str, obje
 
 
 def _call(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
-    callee = attrs.get("to_apply")
-    program = programs(callee) if isinstance(callee, str) else None
+    program = _program(attrs, "to_apply", programs)
     if program is None:
         return None
     if len(ops) != len(program.parameters):
@@ -1007,15 +1014,14 @@ def _map(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: 
                       f"{first.rank}, requested_map_dimensions_size: {given}.")
     if dims != list(range(first.rank)):
         raise NoShape(f"Map requires monotonically increasing dimension numbers; got: {_listed(dims)}.")
-    callee = attrs.get("to_apply")
-    program = programs(callee) if isinstance(callee, str) else None
+    program = _program(attrs, "to_apply", programs)
     if program is None:
         return None
     if len(program.parameters) != len(ops):
         raise NoShape(f"Map applied function arity must match number of arguments; got: arity: "
                       f"{len(program.parameters)}, arguments: {len(ops)}.")
-    result = program.result
-    if result is None or any(p is None for p in program.parameters):
+    result = _known(program)
+    if result is None:
         return None
     if not is_array(result) or result.rank:
         raise NoShape(f"Mapped computation's result has to be a scalar; got: {result.text()}.")
@@ -1031,7 +1037,7 @@ def _map(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: 
 
 def _while(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
     (init,) = ops
-    cond, body = (programs(v) if isinstance(v, str) else None for v in (attrs.get("condition"), attrs.get("body")))
+    cond, body = _program(attrs, "condition", programs), _program(attrs, "body", programs)
     if cond is None or body is None:
         return None
     if len(cond.parameters) != 1:
