@@ -79,6 +79,11 @@ READS: dict[str, tuple[str, dict]] = {
         "  ROOT t = (f32[2], f32[2]) tuple(a,\n      b)\n}\n",
         {"e": ([("a", "parameter", []), ("b", "parameter", []), ("t", "tuple", ["a", "b"])], "t")},
     ),
+    # the header's name on the next line, after a blank the header line ends with
+    "module_name_on_the_next_line": (
+        "  HloModule \nModule, is_scheduled=true\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
+        {"e": ([("p", "parameter", [])], "p")},
+    ),
     "every_token_on_its_own_line": (
         "HloModule\nm\nENTRY\ne\n{\nROOT\nc\n=\nf32[]\nconstant(\n1\n)\n}\n",
         {"e": ([("c", "constant", [])], "c")},
@@ -407,6 +412,11 @@ READS: dict[str, tuple[str, dict]] = {
 
 #: id -> (text, a part of the message, line, column)
 REJECTS: dict[str, tuple[str, str, int, int]] = {
+    # a header without a name: the next word is the entry computation's keyword
+    "header_without_a_module_name": (
+        "HloModule   \n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
+        "expected a module name", 3, 1,
+    ),
     # a layout's numbers have one ',' between each two: the line reader, the token reader and
     # a pass's new lines (which copy an operand's shape) read the same layouts
     "layout_with_two_commas": (

@@ -414,10 +414,10 @@ class TokenReader:
         """``HloModule`` ends just before ``pos``: read the name and attributes; returns the
         end of the header's last token."""
         pos = self.skip(pos)
-        if self.text.startswith("%", pos):
-            pos += 1
-        w = self.word(pos)
-        if w is None:
+        percent = self.text.startswith("%", pos)
+        w = self.word(pos + percent)
+        if w is None or (not percent and w.group() == "ENTRY"):
+            # (a bare ENTRY is the keyword, the start of the entry computation: the name is missing)
             raise self.error(HloParseError, "expected a module name after 'HloModule'", pos)
         self.module.name = w.group()
         last = w.end()

@@ -452,7 +452,7 @@ class Scanner:
                         raise self.error(HloParseError, "a second 'HloModule' header", i + 1)
                     m = MODULE_NAME.match(line)
                     if m is None:
-                        raise self.error(HloParseError, "expected a module name after 'HloModule'", i + 1, len(line) + 1)
+                        raise NotPlain  # the name on a later line (XLA's lexer reads it there), or none
                     mod.name = m.group(1)
                     seen_header = True
                     j = self._gather(i)
