@@ -364,6 +364,24 @@ def _change_shape(rng: random.Random, data: bytes) -> bytes:
     return data[: m.start()] + new + data[m.end() :]
 
 
+#: an attribute's value made of numbers: a list, a window, a padding, a number (not a shape's
+#: dimensions, whose sizes ``change-shape`` changes)
+_ATTR_NUMBERS = re.compile(rb"\b[a-z_]+=(\{[-0-9,x_ {}=a-z]*\}|-?[0-9][-0-9x_]*)")
+_NUMBER = re.compile(rb"-?[0-9]+")
+
+
+def _change_number(rng: random.Random, data: bytes) -> bytes:
+    """One number in an attribute's value changed (``dimensions={0,1}``, ``index=2``, a window's
+    size): XLA's parser reads most such values without a look at the instruction."""
+    found = [(m.start(1) + n.start(), m.start(1) + n.end()) for m in _ATTR_NUMBERS.finditer(data)
+             for n in _NUMBER.finditer(m.group(1))]
+    if not found:
+        return data
+    a, b = rng.choice(found)
+    new = rng.choice([n for n in (b"-1", b"0", b"1", b"2", b"3", b"5", b"8") if n != data[a:b]])
+    return data[:a] + new + data[b:]
+
+
 def _bare_cr(rng: random.Random, data: bytes) -> bytes:
     """Line ends made a lone CR: one of them, or all."""
     if rng.random() < 0.5:
@@ -391,13 +409,14 @@ MUTATIONS = {
     "misspell-opcode": _misspell_opcode,
     "drop-shape": _drop_shape,
     "change-shape": _change_shape,
+    "change-number": _change_number,
     "bare-cr": _bare_cr,
 }
 #: truncation destroys most of a module: make it rarer than the local edits
 WEIGHTS = {"flip": 4, "delete": 3, "insert": 6, "dup-line": 2, "swap-lines": 2, "drop-line": 2, "truncate": 1}
 #: the token-level mutations (``--tokens``): edits XLA's lexer may well accept
 TOKEN_WEIGHTS = {"split-line": 6, "join-lines": 4, "insert-comment": 5, "swap-tokens": 2, "drop-token": 2,
-                 "misspell-opcode": 2, "drop-shape": 2, "change-shape": 2, "bare-cr": 1}
+                 "misspell-opcode": 2, "drop-shape": 2, "change-shape": 2, "change-number": 2, "bare-cr": 1}
 
 
 def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = None) -> tuple[bytes, list[str]]:

@@ -23,7 +23,8 @@ def test_a_short_seeded_run_has_no_failure(tmp_path):
 def test_each_token_mutation_changes_the_input(name):
     data = (
         b"HloModule m\n\nENTRY e {\n  p = f32[8]{0} parameter(0)\n"
-        b"  ar = f32[8]{0} all-reduce(p), replica_groups={}, to_apply=add\n  ROOT n = f32[8]{0} negate(ar)\n}\n"
+        b"  ar = f32[8]{0} all-reduce(p), replica_groups={}, to_apply=add\n"
+        b"  ROOT n = f32[8]{0} reverse(ar), dimensions={0}\n}\n"
     )
     rng = random.Random(5)
     changed = sum(fuzz_corpus.MUTATIONS[name](rng, data) != data for _ in range(20))
