@@ -366,8 +366,8 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
      10, 3, "illegal instruction name: f32"),
     ("ENTRY without a name", "HloModule m\n\nENTRY (p: f32[]) -> f32[] {\n  ROOT p = f32[] parameter(0)\n}\n", 3, 7,
      "expects the computation's name"),
-    ("module without a name", module(ONE_PARAMETER, head="HloModule\n\n"), 1, 10,
-     "expected a module name after 'HloModule'"),
+    # the next word is the name, as for XLA's lexer: then the computation's '{' stands alone
+    ("module without a name", module(ONE_PARAMETER, head="HloModule\n\n"), 3, 5, "found '{'"),
     # signatures
     ("signature parameter with a blank before ':'", "HloModule m\n\nENTRY e (p : f32[]) -> f32[] {\n"
      "  ROOT p = f32[] parameter(0)\n}\n", 3, 12, "the ':' must follow the parameter name at once"),
