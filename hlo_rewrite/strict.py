@@ -150,7 +150,7 @@ _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INST
 _CACHE_SIZE = 1 << 14
 
 # an output index of input_output_alias, before its ':'
-_ALIAS_OUTPUT = re.compile(r"\{([0-9, \t]*)\}[ \t]*:")
+_ALIAS_OUTPUT = re.compile(r"\{([-0-9, \t]*)\}[ \t]*:")
 #: the collectives whose replica groups use_global_device_ids=true changes: XLA's parser demands a
 #: channel_id with it (all-gather, which takes it too, it lets be)
 _GROUP_MODE = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
@@ -481,7 +481,7 @@ class _Checker:
             index = [int(i) for i in m.group(1).split(",") if i.strip()]
             shape: Shape | None = result
             for i in index:
-                shape = shape.tuple_shapes[i] if shape is not None and shape.is_tuple and i < len(shape.tuple_shapes) else None
+                shape = shape.tuple_shapes[i] if shape is not None and shape.is_tuple and 0 <= i < len(shape.tuple_shapes) else None
             if shape is None:
                 where = at + m.start() if plain is value else at
                 raise self._header_error(where, f"Trying to set up alias at {{{','.join(map(str, index))}}} which is an "

@@ -626,6 +626,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {0}: (0, {}), {0,1}: (0, {}) }\n\n"),
      1, 49, "Trying to set up alias at {0,1} which is an invalid index for shape (f32[4], f32[4])"),
+    ("an alias of a negative output index", module(
+        "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
+        head="HloModule m, input_output_alias={ {-1}: (0, {}) }\n\n"),
+     1, 35, "Trying to set up alias at {-1} which is an invalid index"),
     ("parameter numbers with a gap", module("  p = f32[2] parameter(0)\n  q = f32[2] parameter(2)\n"
                                             "  ROOT r = f32[2] add(p, q)\n"), 11, 24,
      "invalid parameter number: expected [0, 2), got 2"),
@@ -701,6 +705,9 @@ ACCEPTED: list[tuple[str, str]] = [
     ("an array's layout out of order in an entry computation layout and before an operand, which XLA reads",
      "HloModule m, entry_computation_layout={(f32[2,3]{1,5})->f32[2,3]{7,0}}\n\n"
      "ENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT c = f32[2,3] copy(f32[2,3]{4,4} p)\n}\n"),
+    ("an alias from a parameter index the parameter has not, which XLA's parser leaves unchecked", module(
+        "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
+        head="HloModule m, input_output_alias={ {0}: (0, {5}), {1}: (3, {}) }\n\n")),
     ("infeed with a tuple shape", module("  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n")),
     ("send and recv-done whose shapes XLA builds anew", "HloModule m\nENTRY e () -> (f32[2], token[]) {\n"
      "  t = token[] after-all()\n  c = f32[2] constant({1, 2})\n  s = f32[] send(c, t), channel_id=1\n"
