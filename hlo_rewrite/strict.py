@@ -943,6 +943,21 @@ class _Checker:
                 self._check_rules(instr, view, inner, inner_shape, attrs, local, None, preset=True)
         if name in _CHANNEL_DONES and len(r.names) == 1:
             self._check_done_channel(instr, r, name, attrs, local)
+        if name == "get-tuple-element" and len(r.names) == 1:
+            self._check_tuple_index(instr, r, attrs, local)
+
+    def _check_tuple_index(self, instr: Instruction, r: _Instr, attrs: dict[str, object],
+                           local: dict[str, Instruction]) -> None:
+        """A get-tuple-element of a ``tuple`` takes one of its operands: XLA's parser stops the
+        process on an index beyond them (of any other operand it reads any index)."""
+        producer = local.get(r.names[0])
+        index = attrs.get("index")
+        if producer is None or producer.opcode != "tuple" or not isinstance(index, int):
+            return
+        count = len(producer.operands)
+        if not 0 <= index < count:
+            raise self.error(instr, r.text, r.value_at("index", r.operands_end),
+                             f"index {index} is out of range for the tuple '{producer.name}' of {count} operands")
 
     def _check_scan(self, instr: Instruction, r: _Instr, attrs: dict[str, object]) -> None:
         """A scan takes one operand for each parameter of its computation, and at least its

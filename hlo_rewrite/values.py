@@ -581,7 +581,7 @@ def _window_sizes(fields: dict[str, str], at: int) -> dict[str, list]:
     return window
 
 
-_DXD_RE = lazy_pattern(r"\d+(?:x\d+)*")
+_DXD_RE = lazy_pattern(r"-?\d+(?:x-?\d+)*")  # (XLA reads negative sizes and strides)
 _PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
 _WINDOW_PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
 _DIM_LABELS_RE = lazy_pattern(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")
@@ -730,7 +730,7 @@ def _read_metadata(r: _Reader) -> None:
 def read_sub_attributes(text: str, keys: Mapping[str, str], required: frozenset[str]) -> None:
     """Check ``text`` as ``{key=value ...}`` the way XLA's parser reads sub-attributes (a
     stack-frame table entry, ``metadata``, a domain): each key one of ``keys`` (key to
-    ``"string"``, ``"int32"``, ``"int"``, ``"int list"`` or ``"sharding"``), once, glued to its
+    ``"string"``, ``"int32"``, ``"int"``, ``"int list"``, ``"profile types"`` or ``"sharding"``), once, glued to its
     ``=``; those in ``required`` present; a comma allowed before each item, none after the last. Raises
     :class:`ValueReadError`."""
     r = _Reader(text)
@@ -759,6 +759,15 @@ def _read_sub_attributes(r: _Reader, keys: Mapping[str, str], required: frozense
             _read_sharding(r)
         elif kind == "int list":
             r.int_list()
+        elif kind == "profile types":
+            def profile_type() -> int:
+                at = r.at()
+                value = r.integer()
+                if value not in _PROFILE_TYPES:
+                    raise ValueReadError(f"{value} is not a profile type (0 to {len(_PROFILE_TYPES) - 1})", at)
+                return value
+
+            r.listed("{", "}", profile_type)
         else:
             at = r.at()
             value = r.integer()
@@ -885,7 +894,9 @@ def _read_result_accuracy(r: _Reader) -> None:
                 if part not in _TOLERANCE_KEYS:
                     raise ValueReadError(f"invalid attribute name: {part}", part_at)
                 if not (r.is_punct(",") or r.is_punct("}")):  # no number: XLA's parser keeps 0
-                    r.number()
+                    number_at = r.at()
+                    if r.number() < 0:  # (XLA's parser stops the process on it)
+                        raise ValueReadError(f"{part} is negative, which a tolerance must not be", number_at)
                 if r.eat("}"):
                     break
                 if not r.eat(","):
@@ -1245,8 +1256,11 @@ _METADATA_KEYS: Final = {
                      "metadata_payload"), "string"),
     **dict.fromkeys(("source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"),
                     "int32"),
-    "profile_type": "int list",
+    "profile_type": "profile types",
 }
+#: the values of XLA's ``ProfileType`` (INVALID, FLAG, FUSION, LAYOUT), which metadata's
+#: profile_type lists
+_PROFILE_TYPES: Final = range(4)
 # the plain spelling: string keys with "..." values, int32 keys with at most 9 digits, separated by
 # blanks or one comma; a key that seems to repeat (perhaps inside a string) is read token by token
 _METADATA_ITEM = (r'(?:(?:op_type|op_name|source_file|deduplicated_name|scheduling_name|metadata_payload)'

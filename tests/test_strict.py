@@ -626,6 +626,18 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {0}: (0, {}), {0,1}: (0, {}) }\n\n"),
      1, 49, "Trying to set up alias at {0,1} which is an invalid index for shape (f32[4], f32[4])"),
+    ("get-tuple-element beyond the operands of a tuple", module(
+        "  p = f32[] parameter(0)\n  t = (f32[], f32[]) tuple(p, p)\n  ROOT g = f32[] get-tuple-element(t), index=2\n"),
+     12, 46, "index 2 is out of range for the tuple 't' of 2 operands"),
+    ("get-tuple-element of a negative index of a tuple", module(
+        "  p = f32[] parameter(0)\n  t = (f32[], f32[]) tuple(p, p)\n  ROOT g = f32[] get-tuple-element(t), index=-1\n"),
+     12, 46, "index -1 is out of range"),
+    ("a negative tolerance of a result accuracy", module(
+        "  p = f32[] parameter(0)\n  ROOT x = f32[] exponential(p), result_accuracy={tolerance={rtol=0.5, ulps=-1}}\n"),
+     11, 77, "ulps is negative, which a tolerance must not be"),
+    ("metadata with a profile type XLA does not have", module(
+        "  p = f32[] parameter(0)\n  ROOT x = f32[] negate(p), metadata={op_type=\"a\" profile_type={1,4}}\n"),
+     11, 67, "4 is not a profile type (0 to 3)"),
     ("an alias of a negative output index", module(
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {-1}: (0, {}) }\n\n"),
@@ -705,6 +717,13 @@ ACCEPTED: list[tuple[str, str]] = [
     ("an array's layout out of order in an entry computation layout and before an operand, which XLA reads",
      "HloModule m, entry_computation_layout={(f32[2,3]{1,5})->f32[2,3]{7,0}}\n\n"
      "ENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT c = f32[2,3] copy(f32[2,3]{4,4} p)\n}\n"),
+    ("get-tuple-element beyond its operand's tuple when that is no tuple instruction, which XLA reads", module(
+        "  p = (f32[], f32[]) parameter(0)\n  ROOT g = f32[] get-tuple-element(p), index=5\n")),
+    ("windows of negative and zero sizes, strides and dilations, which XLA reads with the shape written", module(
+        "  p = f32[1,8,1] parameter(0)\n  k = f32[3,1,1] parameter(1)\n"
+        "  a = f32[1,6,1] convolution(p, k), window={size=-1 stride=-2 lhs_dilate=-1 rhs_dilate=0 rhs_reversal=2},"
+        " dim_labels=b0f_0io->b0f\n"
+        "  ROOT x = f32[] exponential(f32[] parameter(2)), result_accuracy={tolerance={rtol=-0.0, atol=0, ulps=0}}\n")),
     ("an alias from a parameter index the parameter has not, which XLA's parser leaves unchecked", module(
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {0}: (0, {5}), {1}: (3, {}) }\n\n")),

@@ -38,7 +38,9 @@ XLA_ABORTS = {"token constant", "sharding with last_tile_dims and last_tile_dim_
               "dynamic reshape without a size for each dimension", "dynamic reshape changing the number of elements",
               "recv-done of an array", "dot of one operand", "original value of two trees",
               "shorthand start with fewer operands than it wraps", "shorthand start of a partition-id of another shape",
-              "constant with a layout that is not an order of its dimensions"}
+              "constant with a layout that is not an order of its dimensions",
+              "get-tuple-element beyond the operands of a tuple", "get-tuple-element of a negative index of a tuple",
+              "a negative tolerance of a result accuracy"}
 #: what strict mode accepts by decision although XLA rejects it (docs/decisions.md)
 WE_ACCEPT_BUT_XLA_REJECTS = {"unspecified api_version (by decision)",
                              # a mesh's axes as names: jaxlib's XLA is older and reads them as strings
