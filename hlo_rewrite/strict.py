@@ -952,8 +952,8 @@ class _Checker:
         process on an index beyond them (of any other operand it reads any index)."""
         producer = local.get(r.names[0])
         index = attrs.get("index")
-        if producer is None or producer.opcode != "tuple" or not isinstance(index, int):
-            return
+        if producer is None or producer.opcode != "tuple" or not isinstance(index, int) or r.shape_text is None:
+            return  # (without a shape, the shape inference refuses it)
         count = len(producer.operands)
         if not 0 <= index < count:
             raise self.error(instr, r.text, r.value_at("index", r.operands_end),
