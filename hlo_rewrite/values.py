@@ -581,7 +581,9 @@ def _window_sizes(fields: dict[str, str], at: int) -> dict[str, list]:
     return window
 
 
-_DXD_RE = lazy_pattern(r"-?\d+(?:x-?\d+)*")  # (XLA reads negative sizes and strides)
+#: a window field: one number, which may be negative (XLA's lexer reads an integer), or sizes like
+#: 3x3, which may not (its DxD token)
+_DXD_RE = lazy_pattern(r"-?\d+|\d+(?:x\d+)+")
 _PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:_\d+)?(?:x-?\d+_-?\d+(?:_\d+)?)*")
 _WINDOW_PAD_RE = lazy_pattern(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
 _DIM_LABELS_RE = lazy_pattern(r"[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}")

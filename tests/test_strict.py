@@ -626,6 +626,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {0}: (0, {}), {0,1}: (0, {}) }\n\n"),
      1, 49, "Trying to set up alias at {0,1} which is an invalid index for shape (f32[4], f32[4])"),
+    ("window with a negative size among several", module(
+        "  p = f32[1,8,8,1] parameter(0)\n  k = f32[3,3,1,1] parameter(1)\n"
+        "  ROOT c = f32[1,6,6,1] convolution(p, k), window={size=3x-1}, dim_labels=b01f_01io->b01f\n"),
+     12, 57, "malformed window size '3x-1'"),
     ("get-tuple-element beyond the operands of a tuple", module(
         "  p = f32[] parameter(0)\n  t = (f32[], f32[]) tuple(p, p)\n  ROOT g = f32[] get-tuple-element(t), index=2\n"),
      12, 46, "index 2 is out of range for the tuple 't' of 2 operands"),
