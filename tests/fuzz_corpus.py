@@ -453,6 +453,9 @@ XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element
                     "(<input_param>, <input_param_shape_index>): expected an integer, found ','",
                     # and output_to_operand_aliasing with the operand number left out (read as 0)
                     "(<operand>, <operand_shape_index>): expected an integer, found ','",
+                    # a get-tuple-element of a tuple beyond its operands: XLA's parser reads past
+                    # them, stopping the process on some such inputs and reading others, run to run
+                    "is out of range for the tuple",
                     # an instruction written as an operand that XLA notes a problem in, then drops
                     WRITTEN_AS_OPERAND,
                     "is written as an operand, and such an instruction takes no attributes",
