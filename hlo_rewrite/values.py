@@ -592,7 +592,9 @@ _PRECISIONS: Final = frozenset({"default", "high", "highest", "packed_nibble"})
 
 def _check_dim_labels(labels: str) -> None:
     """XLA's checks of ``lhs_rhs->out``: in each part every dimension once (``?`` aside), spatial
-    ones numbered below the part's length, and as many spatial dimensions in all three."""
+    ones numbered below the part's length, and as many spatial dimensions in all three; and
+    the spatial ones numbered below their count (``0`` to ``n-1``), where XLA's parser writes
+    past its list of them and may stop the process or read on."""
     lhs, rest = labels.split("_", 1)
     rhs, out = rest.split("->", 1)
     spatial = []
@@ -602,7 +604,12 @@ def _check_dim_labels(labels: str) -> None:
             raise ValueReadError(f"expects unique {what} dimension numbers, but sees {part}", 0)
         if any(c.isdigit() and int(c) >= len(part) for c in named):
             raise ValueReadError(f"expects [0-{len(part) - 1}{letters}?] in {what} dimension numbers", 0)
-        spatial.append(sum(c.isdigit() for c in named))
+        count = sum(c.isdigit() for c in named)
+        beyond = next((c for c in named if c.isdigit() and int(c) >= count), None)
+        if beyond is not None:  # (XLA's parser writes past the spatial dimensions it counted)
+            raise ValueReadError(f"{what} dimension numbers {part}: a spatial dimension numbered past its count "
+                                 f"({beyond}, of {count})", 0)
+        spatial.append(count)
     if len(set(spatial)) != 1:
         raise ValueReadError("input, kernel, and output must have same number of spatial dimensions, but got "
                              f"{spatial[0]}, {spatial[1]}, {spatial[2]}, respectively.", 0)

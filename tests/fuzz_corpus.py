@@ -456,6 +456,8 @@ XLA_BUG_MESSAGES = ("expected an operand after ','", "is spelled like an element
                     # a get-tuple-element of a tuple beyond its operands: XLA's parser reads past
                     # them, stopping the process on some such inputs and reading others, run to run
                     "is out of range for the tuple",
+                    # likewise past a convolution's spatial dimensions, for a number beyond them
+                    "spatial dimension numbered past its count",
                     # an instruction written as an operand that XLA notes a problem in, then drops
                     WRITTEN_AS_OPERAND,
                     "is written as an operand, and such an instruction takes no attributes",

@@ -610,6 +610,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[1,4,1] parameter(0)\n  f = f32[1,1,1] parameter(1)\n"
         "  ROOT r = f32[1,4,1] convolution(p, f), window={size=1}, dim_labels=b0f_0io->b01f\n"),
      12, 70, "input, kernel, and output must have same number of spatial dimensions"),
+    ("convolution labels numbering a spatial dimension past their count", module(
+        "  p = f32[1,4,1] parameter(0)\n  f = f32[1,1,1] parameter(1)\n"
+        "  ROOT r = f32[1,4,1] convolution(p, f), window={size=1}, dim_labels=b0f_0io->2fb\n"),
+     12, 70, "output dimension numbers 2fb: a spatial dimension numbered past its count (2, of 1)"),
     ("dot algorithm XLA does not know", module(
         "  p = f32[4,4] parameter(0)\n  q = f32[4,4] parameter(1)\n  ROOT r = f32[4,4] dot(p, q), "
         "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=alg_unset\n"),
