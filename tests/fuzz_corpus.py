@@ -382,6 +382,21 @@ def _change_number(rng: random.Random, data: bytes) -> bytes:
     return data[:a] + new + data[b:]
 
 
+#: an attribute after a ',': a value in braces (two levels deep), a string, or one token
+_ATTRIBUTE = re.compile(rb',[ \t]*[a-z_]+=(?:\{(?:[^{}\n]|\{(?:[^{}\n]|\{[^{}\n]*\})*\})*\}|"(?:[^"\\\n]|\\.)*"'
+                        rb'|[^,\s(){}]+)')
+
+
+def _drop_attribute(rng: random.Random, data: bytes) -> bytes:
+    """One attribute left out (``, channel_id=1``, ``, dimensions={0}``): XLA's parser refuses a
+    required one, and reads the instruction without an optional one."""
+    found = list(_ATTRIBUTE.finditer(data))
+    if not found:
+        return data
+    m = rng.choice(found)
+    return data[: m.start()] + data[m.end() :]
+
+
 def _bare_cr(rng: random.Random, data: bytes) -> bytes:
     """Line ends made a lone CR: one of them, or all."""
     if rng.random() < 0.5:
@@ -410,13 +425,15 @@ MUTATIONS = {
     "drop-shape": _drop_shape,
     "change-shape": _change_shape,
     "change-number": _change_number,
+    "drop-attribute": _drop_attribute,
     "bare-cr": _bare_cr,
 }
 #: truncation destroys most of a module: make it rarer than the local edits
 WEIGHTS = {"flip": 4, "delete": 3, "insert": 6, "dup-line": 2, "swap-lines": 2, "drop-line": 2, "truncate": 1}
 #: the token-level mutations (``--tokens``): edits XLA's lexer may well accept
 TOKEN_WEIGHTS = {"split-line": 6, "join-lines": 4, "insert-comment": 5, "swap-tokens": 2, "drop-token": 2,
-                 "misspell-opcode": 2, "drop-shape": 2, "change-shape": 2, "change-number": 2, "bare-cr": 1}
+                 "misspell-opcode": 2, "drop-shape": 2, "change-shape": 2, "change-number": 2,
+                 "drop-attribute": 2, "bare-cr": 1}
 
 
 def mutate(rng: random.Random, data: bytes, weights: dict[str, int] | None = None) -> tuple[bytes, list[str]]:
