@@ -41,6 +41,8 @@ __all__ = ["NoShape", "Program", "infer"]
 _RULES: Final[dict[str, Rule]] = {
     **elementwise.RULES, **structure.RULES, **numeric.RULES, **indexing.RULES, **windows.RULES, **calls.RULES,
 }
+#: the opcodes whose rule takes operands of shapes not known (None), and checks the others
+_PARTIAL: Final = calls.PARTIAL
 
 
 def infer(opcode: str, operands: Sequence[Shape | None], attrs: Mapping[str, object],
@@ -49,6 +51,6 @@ def infer(opcode: str, operands: Sequence[Shape | None], attrs: Mapping[str, obj
     operands' shapes and its attribute values (as :mod:`hlo_rewrite.values` reads them);
     None when it is not known here. Raises :class:`NoShape` where XLA's parser finds none."""
     rule = _RULES.get(opcode)
-    if rule is None or any(s is None for s in operands):
+    if rule is None or (opcode not in _PARTIAL and any(s is None for s in operands)):
         return None
     return rule(opcode, list(operands), attrs, programs)  # type: ignore[arg-type]

@@ -91,8 +91,11 @@ def _while(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs
 
 
 def _conditional(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
-    index, *args = ops
-    if index.is_tuple or index.rank or index.element_type not in ("pred", "s32"):
+    """Each branch against its own operand: one whose shape is not known (None: a conditional
+    is among ``PARTIAL``) is not checked, the others are."""
+    known: list[Shape | None] = list(ops)
+    index, args = known[0], known[1:]
+    if index is None or index.is_tuple or index.rank or index.element_type not in ("pred", "s32"):
         return None  # (refused where the attributes are checked)
     if index.element_type == "pred":
         names: object = [attrs.get("true_computation"), attrs.get("false_computation")]
@@ -109,7 +112,7 @@ def _conditional(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], pr
         if len(branch.parameters) != 1:
             raise NoShape(f"branch computation {j} must take 1 argument; got {len(branch.parameters)}.")
         param = branch.parameters[0]
-        if param is not None and not compatible(param, arg):
+        if param is not None and arg is not None and not compatible(param, arg):
             raise NoShape(f"branch operand {j} must match the shape of the only parameter of branch computation "
                           f"{j}: got {arg.text()} for branch operand and {param.text()} for branch computation "
                           "parameter")
@@ -122,6 +125,9 @@ def _conditional(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], pr
 def _no_rule(opcode: str, _ops: list[Shape], _attrs: Mapping[str, object], _p: Programs) -> Shape | None:
     raise NoShape(f"XLA's shape inference has no rule for {opcode}")
 
+
+#: the opcodes whose rule takes operands of shapes not known
+PARTIAL: Final = frozenset({"conditional"})
 
 #: the rules of this module's opcodes
 RULES: Final[dict[str, Rule]] = {
