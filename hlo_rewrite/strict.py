@@ -150,7 +150,7 @@ _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INST
 _CACHE_SIZE = 1 << 14
 
 # an output index of input_output_alias, before its ':'
-_ALIAS_OUTPUT = re.compile(r"\{([-0-9, \t]*)\}[ \t]*:")
+_ALIAS_OUTPUT = re.compile(r"\{([-0-9,\s]*)\}\s*:")
 #: the collectives whose replica groups use_global_device_ids=true changes: XLA's parser demands a
 #: channel_id with it (all-gather, which takes it too, it lets be)
 _GROUP_MODE = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})

@@ -25,6 +25,10 @@ COPY2 = "cp {\n  a = f32[2] parameter(0)\n  ROOT n = copy(a)\n}\n"
 COND = "cond {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = pred[] constant(true)\n}\n"
 BODY = "body {\n  a = (s32[], f32[2]) parameter(0)\n  ROOT r = copy(a)\n}\n"
 GE = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+SCAN_ADD = ("step {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  s = f32[] add(a, b)\n"
+            "  ROOT t = (f32[], f32[]) tuple(s, s)\n}\n")
+SCAN_ROW = ("row {\n  x = f32[] parameter(0)\n  c = s32[] parameter(1)\n  y = f32[3] broadcast(x), dimensions={}\n"
+            "  ROOT t = (f32[3], s32[]) tuple(y, c)\n}\n")
 TWO = ("two {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n"
        "  d = s32[] parameter(3)\n  ROOT t = (f32[], s32[]) tuple(a, b)\n}\n")
 
@@ -201,6 +205,14 @@ ACCEPTED = [
     ("map of two float types", "f32[2,3]; bf16[2,3]", "map(p0, p1), dimensions={0,1}, to_apply=add", ADD, "f32[2,3]"),
     ("map gives its computation's type", "f32[2,3]; s32[2,3]", "map(p0, p1), dimensions={0,1}, to_apply=v",
      "v {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT n = pred[] constant(true)\n}\n", "pred[2,3]"),
+    ("scan stacks its output and keeps its carry", "f32[4]; f32[]",
+     "scan(p0, p1), dimensions={0}, num_carries=1, to_apply=step", SCAN_ADD, "(f32[4], f32[])"),
+    ("scan of a matrix along its first dimension, reversed", "f32[5,4]; s32[]",
+     "scan(p0, p1), dimensions={0}, num_carries=1, is_reverse=true, to_apply=row", SCAN_ROW, "(f32[5,3], s32[])"),
+    ("scan along the second dimension", "f32[5,4]; s32[]",
+     "scan(p0, p1), dimensions={1}, num_carries=1, to_apply=row", SCAN_ROW, "(f32[3,4], s32[])"),
+    ("scan without carries stacks every result", "f32[5,4]; s32[]",
+     "scan(p0, p1), dimensions={0}, num_carries=0, to_apply=row", SCAN_ROW, "(f32[5,3], s32[5])"),
 ]
 
 #: (label, parameters, instructions, what the module defines before ENTRY, words of the message)
@@ -492,6 +504,8 @@ REJECTED = [
     ("map to a computation of an array parameter", "f32[2,3]", "map(p0), dimensions={0,1}, to_apply=v",
      "v {\n  a = f32[2] parameter(0)\n  ROOT n = f32[] constant(0)\n}\n", "parameter has to be a scalar"),
     ("map of nothing", "", "map(), to_apply=v", "v {\n  ROOT n = f32[] constant(0)\n}\n", "at least one argument"),
+    ("scan of carries only", "f32[4]; f32[]", "scan(p0, p1), dimensions={0}, num_carries=2, to_apply=step",
+     SCAN_ADD, "no inputs"),
 ]
 
 #: what XLA's parser stops the process on (a failed check) rather than refuse: strict mode
@@ -508,6 +522,10 @@ XLA_ABORTS = [
     ("reduce-window of a tuple", "(f32[4,6]); f32[]", "reduce-window(p0, p1), window={size=2x1}, to_apply=add", ADD,
      "Expected array"),
     ("map of a tuple", "(f32[2,3])", "map(p0), dimensions={0,1}, to_apply=neg", NEG, "Expected array"),
+    ("scan along a dimension its input has not", "f32[4]; f32[]",
+     "scan(p0, p1), dimensions={2}, num_carries=1, to_apply=step", SCAN_ADD, "out of range"),
+    ("scan along a negative dimension", "f32[4]; f32[]",
+     "scan(p0, p1), dimensions={-1}, num_carries=1, to_apply=step", SCAN_ADD, "out of range"),
 ]
 
 

@@ -646,6 +646,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("metadata with a profile type XLA does not have", module(
         "  p = f32[] parameter(0)\n  ROOT x = f32[] negate(p), metadata={op_type=\"a\" profile_type={1,4}}\n"),
      11, 67, "4 is not a profile type (0 to 3)"),
+    ("an alias of an output the result does not have, its index over two lines", module(
+        "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
+        head="HloModule m, input_output_alias={ {0\n, 8}: (0, {}) }\n\n"),
+     1, 35, "Trying to set up alias at {0,8} which is an invalid index"),
     ("an alias of a negative output index", module(
         "  p = f32[4] parameter(0)\n  ROOT t = (f32[4], f32[4]) tuple(p, p)\n",
         head="HloModule m, input_output_alias={ {-1}: (0, {}) }\n\n"),

@@ -71,6 +71,33 @@ def _map(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: 
     return array(result.element_type, first.dims)
 
 
+def _scan(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
+    """Its inputs (the operands before the last ``num_carries``) scanned along ``dimensions``:
+    each of the computation's results but the carries stacked along it, the carries as they
+    are."""
+    dims, carries = ints(attrs.get("dimensions")), attrs.get("num_carries")
+    if dims is None or len(dims) != 1 or not isinstance(carries, int):
+        return None  # (one dimension only: refused where the attributes are checked)
+    inputs = ops[: len(ops) - carries]
+    if not inputs:
+        raise NoShape("Cannot infer shape for scan with no inputs")
+    (d,), first = dims, inputs[0]
+    if not is_array(first) or not static(first):
+        return None
+    if not 0 <= d < first.rank:  # (XLA's parser stops the process on it: a failed check)
+        raise NoShape(f"dimension {d} of scan is out of range for its input {first.text()}")
+    program = signature(attrs, "to_apply", programs)
+    result = None if program is None else known(program)
+    if result is None or not result.is_tuple or len(result.tuple_shapes) < carries:
+        return None
+    stacked = result.tuple_shapes[: len(result.tuple_shapes) - carries]
+    if not all(is_array(s) and static(s) and d <= s.rank for s in stacked):
+        return None
+    length = first.dims[d]
+    parts = [array(s.element_type, (*s.dims[:d], length, *s.dims[d:])) for s in stacked]
+    return Shape("tuple", tuple_shapes=(*parts, *result.tuple_shapes[len(stacked):]))  # type: ignore[arg-type]
+
+
 def _while(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
     (init,) = ops
     cond, body = signature(attrs, "condition", programs), signature(attrs, "body", programs)
@@ -133,6 +160,7 @@ PARTIAL: Final = frozenset({"conditional"})
 RULES: Final[dict[str, Rule]] = {
     "call": _call,
     "map": _map,
+    "scan": _scan,
     "while": _while,
     "conditional": _conditional,
     "opt-barrier": _no_rule,
