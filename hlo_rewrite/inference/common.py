@@ -36,21 +36,12 @@ class Program(namedtuple("Program", ["parameters", "result"])):
 Programs = Callable[[str], "Program | None"]
 
 
+#: the kinds of element type the rules ask for
 PRED: Final = frozenset({"pred"})
-
-
 SIGNED: Final = frozenset(SIGNED_TYPES)
-
-
 INTEGRAL: Final = SIGNED | frozenset(UNSIGNED_TYPES)
-
-
 FLOAT: Final = FLOAT_TYPES
-
-
 COMPLEX: Final = frozenset(COMPLEX_TYPES)
-
-
 ANY: Final = PRED | INTEGRAL | FLOAT | COMPLEX
 
 #: what ``complex`` makes of its parts

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..opcodes import Kind
 from ..shapes import Shape, is_array
+from ..values import read
 from .common import (
     NoShape,
     Programs,
@@ -54,8 +56,8 @@ def _window(attrs: Mapping[str, object]) -> Mapping[str, list] | None:
     return window if isinstance(window, dict) else None
 
 
-#: the window of an instruction written without one
-_NO_WINDOW: Final[Mapping[str, list]] = {key: [] for key in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate")}
+#: the window of an instruction written without one: the window of no dimension
+_NO_WINDOW: Final = read(Kind.WINDOW, "{}")
 
 
 def _conv_dims(labels: object) -> tuple[list[int], list[int], list[int]] | None:
