@@ -739,9 +739,9 @@ def _read_metadata(r: _Reader) -> None:
 def read_sub_attributes(text: str, keys: Mapping[str, str], required: frozenset[str]) -> None:
     """Check ``text`` as ``{key=value ...}`` the way XLA's parser reads sub-attributes (a
     stack-frame table entry, ``metadata``, a domain): each key one of ``keys`` (key to
-    ``"string"``, ``"int32"``, ``"int"``, ``"int list"``, ``"profile types"`` or ``"sharding"``), once, glued to its
-    ``=``; those in ``required`` present; a comma allowed before each item, none after the last. Raises
-    :class:`ValueReadError`."""
+    ``"string"``, ``"int32"``, ``"int"``, ``"int list"``, ``"profile types"`` or ``"sharding"``),
+    once, glued to its ``=``; those in ``required`` present; a comma allowed before each item,
+    none after the last. Raises :class:`ValueReadError`."""
     r = _Reader(text)
     _read_sub_attributes(r, keys, required)
     r.done()
