@@ -233,6 +233,10 @@ class Instruction:
     #: a parameter XLA's parser makes for an operand of a text that is one instruction: it is
     #: never printed (the instruction names its shape in its operand list)
     implied: _Rare[bool] = _Rare("implied", False)
+    #: the computations written inline as values of this instruction's callee attributes
+    #: (``to_apply={ ... }``), in order: their text is inside this one's
+    #: (``Module.settle_inline_computations``)
+    inline_callees: _Rare[tuple[Computation, ...] | None] = _Rare("callees")
 
     def hold(self, members: list[Instruction]) -> None:
         """Note that ``members`` are written inside this instruction's text."""
@@ -509,6 +513,9 @@ class Computation:
         self.edits = 0
         #: (start, end) offsets of the whole computation in the module source
         self.source_span: tuple[int, int] | None = None
+        #: a computation written inline, as the value of a callee attribute of this instruction
+        #: (``to_apply={ ... }``): its text is inside that one's, until it is printed on its own
+        self.inline_in: Instruction | None = None
 
     # ------------------------------------------------------------------- queries
     @property
@@ -932,6 +939,8 @@ class Module:
         self.single_instruction = False
         #: some operand is written as an instruction (XLA's nested form; ``Computation.settle_inline``)
         self.writes_inline = False
+        #: some computation is written inline, as a callee attribute's value (``to_apply={ ... }``)
+        self.writes_inline_computations = False
 
     @property
     def style(self) -> Style:
@@ -976,6 +985,59 @@ class Module:
         comp.module = self
         self.computations.append(comp)
         self.pieces.append(comp)
+
+    def add_inline_computation(self, comp: Computation, before: Computation | None) -> None:
+        """Add a computation written inline in an instruction's text (``comp.inline_in``):
+        among the computations before ``before``, the one being read that holds it (callees
+        stand before their callers), and not a piece of the text (its text is its holder's)."""
+        comp.module = self
+        at = next((k for k, c in enumerate(self.computations) if c is before), len(self.computations))
+        self.computations.insert(at, comp)
+        self.writes_inline_computations = True
+
+    def settle_inline_computations(self) -> None:
+        """A computation written inline prints inside its holder's text while both stand as
+        written. Once a pass has changed either, or removed the holder, it is printed as a
+        computation of its own, just before the outermost computation holding it, each of its
+        instructions printed anew, and the holder is printed anew naming it (as XLA prints such
+        a computation). Settling one changes its holder, so an inline computation holding it
+        settles too."""
+        if not self.writes_inline_computations:
+            return
+        settled = True
+        while settled:
+            settled = False
+            for comp in self.computations:
+                holder = comp.inline_in
+                if holder is None:
+                    continue
+                home = holder.computation
+                kept = home is not None and home.module is self and home.by_name.get(holder.name) is holder
+                if comp.edits == 0 and holder.text is not None and kept:
+                    continue
+                self._settle(comp)
+                if kept and holder.text is not None:
+                    holder.mark_changed()
+                settled = True
+
+    def _settle(self, comp: Computation) -> None:
+        holder = comp.inline_in
+        assert holder is not None
+        outer = holder.computation
+        while outer is not None and outer.inline_in is not None:
+            outer = outer.inline_in.computation
+        comp.inline_in = None
+        comp.source_span = None
+        style = self.style
+        comp.head = ("%" if style.percent else "") + comp.name + " {" + style.newline
+        comp.tail = "}" + style.newline
+        for instr in comp.instructions:
+            if instr.text is not None:
+                instr.prefix = ""
+                instr.mark_changed()
+        comp._invalidate()
+        at = next((k for k, p in enumerate(self.pieces) if p is outer), len(self.pieces))
+        self.pieces[at:at] = [comp, style.newline]
 
     def computation(self, name: str) -> Computation | None:
         for comp in self.computations:

@@ -175,6 +175,7 @@ def render(module: Module) -> Printed:
     source = module.source
     if not module.changed:
         return Printed(source, [(0, len(source))])
+    module.settle_inline_computations()
     style = module.style
     segments: list[Segment] = []
     run0 = run1 = -1  # the stretch of the source that prints as itself, not added yet

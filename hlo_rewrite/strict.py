@@ -147,6 +147,7 @@ _COUNT_RULES = {
 _ASYNC = frozenset({"async-start", "async-update", "async-done"})
 _UNUSUAL_DIMS = re.compile(r"[<=?]")
 _REFERENCE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST, Kind.INSTRUCTION_LIST})
+_CALLEE_KINDS = frozenset({Kind.COMPUTATION, Kind.COMPUTATION_LIST})
 _CACHE_SIZE = 1 << 14
 
 # an output index of input_output_alias, before its ':'
@@ -450,7 +451,7 @@ class _Checker:
     # ----------------------------------------------------------------- checks
     def check(self) -> None:
         attrs = self.check_header()
-        comps = self.module.computations
+        comps = [c for c in self.module.computations if c.inline_in is None]
         head = self.module.source[: comps[0].source_span[0]] if comps and comps[0].source_span else ""
         if "\\" in head:  # the header line's and the stack frame tables' strings
             for offset, message in _escape_problems(head):
@@ -461,6 +462,8 @@ class _Checker:
                 raise self._header_error(offset, message)
         for comp in self.module.computations:
             self.check_computation(comp)
+            if comp.inline_in is not None:
+                continue  # (named by its holder's value alone)
             if comp.name in results:
                 self._check_result(comp, *results[comp.name])
             self.defined.add(comp.name)
@@ -780,6 +783,9 @@ class _Checker:
                 listed = ", ".join(sorted(allowed))
                 raise self.error(instr, r.text, at, f'unexpected attribute "{name}" for {instr.opcode}. '
                                  f"Allowed attributes: {listed}")
+            if (instr.inline_callees is not None and a.kind in _CALLEE_KINDS
+                    and value.startswith("{", lexicon.skip_trivia(value, 0))):
+                value = instr.attr_text(name) or value  # computations written inline: their names
             key = (name, value)
             got = cache.get(key, cache)
             if got is cache:
@@ -845,7 +851,7 @@ class _Checker:
                 if ref not in local:
                     raise self.error(instr, r.text, _find_word(r.text, ref, at),
                                      f"instruction '{ref}' is not defined")
-            elif ref not in self.defined:
+            elif ref not in self.defined and not any(c.name == ref for c in instr.inline_callees or ()):
                 known = any(c.name == ref for c in self.module.computations)
                 why = "is defined after its use" if known else "does not exist"
                 raise self.error(instr, r.text, _find_word(r.text, ref, at),

@@ -61,7 +61,7 @@ def head_problems(module: Module, attrs: Sequence[tuple[str, int, str, int]],
     ``results`` receives, by computation name, where each signature's result shape is written
     and its text (XLA compares it with the root's once it has read the body)."""
     source = module.source
-    comps = module.computations
+    comps = [c for c in module.computations if c.inline_in is None]  # (the others have no head)
     first = comps[0].source_span[0] if comps and comps[0].source_span is not None else len(source)
     first = skip_trivia(source, first)
     yield from _module_line(source, first, attrs)

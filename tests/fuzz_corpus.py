@@ -638,13 +638,13 @@ def _compare_skeletons(ours: dict, xla: dict) -> tuple[str, str]:
     """(kind, detail) for two skeletons that differ as they are: the same but for XLA's short
     forms of async ops or its renaming of repeated names, or read differently."""
     ours, xla = _without_async_sugar(ours), _without_async_sugar(xla, ours)
-    names = [i[0] for instrs, _ in ours.values() for i in instrs]
-    if len(names) != len(set(names)):  # XLA renames names repeated across computations
-        ours, xla = _unnamed(ours), _unnamed(xla)
-        if ours == xla:
-            return "renamed", ""
-    elif ours == xla:
+    if ours == xla:
         return "same", ""
+    # XLA's name uniquer renames names repeated across computations, and a name whose numeric
+    # suffix another name's number takes (``p.0`` after ``p``, which holds number 0, is ``p.1``)
+    ours, xla = _unnamed(ours), _unnamed(xla)
+    if ours == xla:
+        return "renamed", ""
     diff = [c for c in sorted(set(ours) | set(xla)) if ours.get(c) != xla.get(c)]
     if diff == [ENTRY_KEY]:
         return "misread", f"ENTRY is {ours[ENTRY_KEY][1]!r} to us, {xla[ENTRY_KEY][1]!r} to XLA"

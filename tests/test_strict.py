@@ -248,10 +248,6 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "replica_groups=[2,4]<=[42]T(1,0)\n"), 11, 74, "unexpected 'T' after the value"),
     ("declared operand shape", module("  p = f32[8] parameter(0)\n  ROOT r = f32[4] negate(f32[4] p)\n"),
      11, 26, "the declared operand shape f32[4] is not compatible with the shape f32[8] of 'p'"),
-    ("unknown computation after '= '", module(
-        "  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n"
-        "  ROOT r = f32[] conditional(p, x, x), true_computation= %nope, false_computation=add\n"),
-     12, 59, "computation 'nope' does not exist"),
     ("callee defined after its use", "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
      "  ROOT r = f32[4] all-reduce(p), to_apply=add\n}\n\n" + ADD, 5, 43, "computation 'add' is defined after its use"),
     ("control predecessor defined later", module("  p = f32[] parameter(0), control-predecessors={q}\n"
@@ -700,6 +696,16 @@ def test_strict_rejects_with_a_located_message(label, text, line, column, words)
     rendered = e.render()
     assert rendered.startswith(f"in.hlo:{line}:{column}: error: ")
     assert rendered.splitlines()[-1].strip() == "^"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_unknown_computation_after_a_blank_is_refused_in_both_modes(strict):
+    text = module("  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n"
+                  "  ROOT r = f32[] conditional(p, x, x), true_computation= %nope, false_computation=add\n")
+    with pytest.raises(HloError) as ei:
+        parse_module(text, "in.hlo", strict=strict)
+    assert "calls computation 'nope', which is not defined" in ei.value.message
+    assert (ei.value.line, ei.value.column) == (12, 59)
 
 
 #: what XLA accepts, in several styles: strict mode accepts it too

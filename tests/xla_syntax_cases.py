@@ -408,10 +408,63 @@ READS: dict[str, tuple[str, dict]] = {
         "HloModule m\nENTRY e (p: f32[2]{0}) -> f32[2]{0} {\n  ROOT p = f32[2]{0} parameter(0)\n}\n",
         {"e": ([("p", "parameter", [])], "p")},
     ),
+    # a computation written inline as a callee's value: a computation of its own, named '_'
+    # (then '_.1', ...) in the order its body ends, its names in a scope of their own
+    "inline_reducer_over_lines_with_comments": (
+        "HloModule m\nENTRY main {\n  p = f32[4] parameter(0)\n  c = f32[] constant(0)\n"
+        "  ROOT r = f32[] reduce(p, c), dimensions={0}, to_apply=\n  // the reducer\n  {\n"
+        "    x = f32[] parameter(0) /* first */\n    y = f32[] parameter(1)\n    ROOT s = f32[] add(x, y)\n"
+        "  } // done\n}\n",
+        {"_": ADD, "main": ([("p", "parameter", []), ("c", "constant", []), ("r", "reduce", ["p", "c"])], "r")},
+    ),
+    "inline_computations_nested_on_one_line": (
+        "HloModule m\nENTRY main {\n  p = s32[] parameter(0)\n"
+        "  ROOT w = s32[] call(p), to_apply={ a = s32[] parameter(0) ROOT c = s32[] call(a), "
+        "to_apply={ b = s32[] parameter(0) ROOT n = s32[] negate(b) } }\n}\n",
+        {"_": ([("b", "parameter", []), ("n", "negate", ["b"])], "n"),
+         "_.1": ([("a", "parameter", []), ("c", "call", ["a"])], "c"),
+         "main": ([("p", "parameter", []), ("w", "call", ["p"])], "w")},
+    ),
+    "inline_computations_in_a_list_and_a_loop": (
+        "HloModule m\nneg {\n  a0 = s32[] parameter(0)\n  ROOT n0 = s32[] negate(a0)\n}\n"
+        "ENTRY main {\n  p = s32[] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  f = s32[] conditional(i, p, p), branch_computations={%neg, { a1 = s32[] parameter(0), "
+        "metadata={op_name=\"}\"} ROOT n1 = s32[] abs(a1) }}\n"
+        "  ROOT w = s32[] while(f), condition={ a2 = s32[] parameter(0) ROOT lt = pred[] compare(a2, a2), "
+        "direction=LT }, body={ a3 = s32[] parameter(0) ROOT n3 = s32[] negate(a3) }\n}\n",
+        {"neg": ([("a0", "parameter", []), ("n0", "negate", ["a0"])], "n0"),
+         "_": ([("a1", "parameter", []), ("n1", "abs", ["a1"])], "n1"),
+         "_.1": ([("a2", "parameter", []), ("lt", "compare", ["a2", "a2"])], "lt"),
+         "_.2": ([("a3", "parameter", []), ("n3", "negate", ["a3"])], "n3"),
+         "main": ([("p", "parameter", []), ("i", "parameter", []), ("f", "conditional", ["i", "p", "p"]),
+                   ("w", "while", ["f"])], "w")},
+    ),
 }
 
 #: id -> (text, a part of the message, line, column)
 REJECTS: dict[str, tuple[str, str, int, int]] = {
+    # a computation written inline reads only its own instructions, and has no name to be
+    # called by elsewhere; it has instructions, and no signature
+    "inline_computation_using_an_outer_instruction": (
+        "HloModule m\nENTRY main {\n  p = f32[4] parameter(0)\n  c = f32[] constant(0)\n"
+        "  ROOT r = f32[] reduce(p, c), dimensions={0}, to_apply={ x = f32[] parameter(0) ROOT s = f32[] add(x, c) }\n}\n",
+        "operand 'c' of 's' is not defined in the computation written inline as the value of to_apply=", 5, 104,
+    ),
+    "inline_computation_called_by_its_name": (
+        "HloModule m\nENTRY main {\n  p = s32[] parameter(0)\n"
+        "  c = s32[] call(p), to_apply={ a = s32[] parameter(0) ROOT n = s32[] negate(a) }\n"
+        "  ROOT d = s32[] call(c), to_apply=_\n}\n",
+        "calls computation '_', which is not defined", 5, 36,
+    ),
+    "inline_computation_without_instructions": (
+        "HloModule m\nENTRY main {\n  p = s32[] parameter(0)\n  ROOT w = s32[] call(p), to_apply={}\n}\n",
+        "the computation written inline as the value of to_apply= has no instructions", 4, 36,
+    ),
+    "inline_computation_with_a_signature": (
+        "HloModule m\nENTRY main {\n  p = s32[] parameter(0)\n"
+        "  ROOT w = s32[] call(p), to_apply=(a: s32[]) -> s32[] { a = s32[] parameter(0) ROOT n = s32[] negate(a) }\n}\n",
+        "calls computation '(a: s32[])", 4, 36,
+    ),
     # a header without a name: the next word is the entry computation's keyword
     "header_without_a_module_name": (
         "HloModule   \n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",

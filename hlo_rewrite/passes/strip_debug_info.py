@@ -109,7 +109,7 @@ class StripDebugInfo(Pass):
     @staticmethod
     def _strip_instruction(instr: Instruction) -> bool:
         text = instr.text
-        if text is not None:
+        if text is not None and instr.inline_callees is None:  # (a holder's text holds theirs)
             if not any(w in text for w in _WORDS):
                 return False
             attrs_text = instr.attrs_text

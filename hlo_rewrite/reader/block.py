@@ -234,7 +234,9 @@ def plain_callees(text: str) -> tuple[str, ...] | None:
         return None
     names: list[str] = []
     for m in CALLEE_VALUES.finditer(text):
-        key, single, many = m.groups()
+        key, single, many, other = m.groups()
+        if other is not None or (many is not None and not many.strip()):
+            return None  # a value in another form (a computation written inline), or an empty list
         if key == "calls" and NEXT_IS_NAME.match(text, m.end()):
             return None  # `calls=%a, %b`: let the splitter read it
         if single:

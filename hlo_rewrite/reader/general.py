@@ -131,6 +131,12 @@ class TokenReader:
         self.names_read: set[str] = set()
         # a text that is one instruction: the parameters its operands have made, so far
         self.implied: list[str] | None = None
+        # the computation whose instructions are being read, and the one whose text holds it
+        self.reading: Computation | None = None
+        self.outermost: Computation | None = None
+        # each instruction holding computations written inline: the attributes (by index) whose
+        # values hold them, and its '%' (their names are given once the module is read)
+        self.holders: list[tuple[Instruction, list[tuple[int, tuple[bool, list]]], str]] = []
 
     # ------------------------------------------------------------------ places
     @property
@@ -321,6 +327,7 @@ class TokenReader:
             mod.pieces.append(text[raw_from:])
         if not mod.computations:
             raise self.error(HloParseError, "expected a computation, found the end of the input", self.n)
+        self._name_inline()
         self._check_callees()
         return mod
 
@@ -349,6 +356,7 @@ class TokenReader:
         mod.single_instruction = True
         comp = Computation("_", is_entry=True, head="", line=self.line_of(pos))
         mod.add_computation(comp)
+        self.reading = self.outermost = comp
         self.implied = []
         nested: list[dict] = []
         w = self.word(pos)
@@ -376,7 +384,7 @@ class TokenReader:
         instructions.append(instr)
         by_name[instr.name] = instr
         comp.tail = text[end:]
-        self._check_operands(comp, instructions, by_name)
+        self._check_operands(comp, instructions, by_name, "computation '_'")
         comp.fill(instructions, by_name)
         comp.source_span = (0, self.n)
         if instr.opcode not in NON_CALLER_OPCODES:
@@ -427,7 +435,7 @@ class TokenReader:
             pos = self.skip(last)
             if not self.text.startswith(",", pos):
                 break
-            _, last = self._attribute(pos)
+            _, last, _ = self._attribute(pos)
         return last
 
     def _execution_thread(self, last: int) -> int:
@@ -436,7 +444,7 @@ class TokenReader:
         pos = self.skip(last)
         if not self.text.startswith(",", pos):
             return last
-        (name, value), end = self._attribute(pos)
+        (name, value), end, _ = self._attribute(pos)
         if name != "execution_thread" or not value.startswith('"'):
             raise self.error(HloParseError, "expected execution_thread=\"...\" after a computation's '}'",
                              self.skip(pos + 1))
@@ -463,8 +471,9 @@ class TokenReader:
                 raise self.error(HloParseError, "expected '{' in the stack-frame table", q)
         return self._item_end(last)
 
-    def _attribute(self, comma: int) -> tuple[tuple[str, str], int]:
-        """An attribute after the ``,`` at ``comma``: ``((name, value text), end offset)``."""
+    def _attribute(self, comma: int) -> tuple[tuple[str, str], int, tuple[bool, list] | None]:
+        """An attribute after the ``,`` at ``comma``: ``((name, value text), end offset, inline)``,
+        ``inline`` for a value that holds computations written inline (:meth:`_inline_value`)."""
         pos = self.skip(comma + 1)
         w = self.word(pos)
         if w is None or not self.text.startswith("=", w.end()):
@@ -473,13 +482,91 @@ class TokenReader:
         v = self.skip(w.end() + 1)
         json_from = json_text_from(w.group()) if self.text.startswith("{", v) else 0
         kind = ATTRIBUTE_KINDS.get(w.group())
+        if kind in (Kind.COMPUTATION, Kind.COMPUTATION_LIST) and self.text.startswith("{", v):
+            inline = self._inline_value(w.group(), v, kind == Kind.COMPUTATION_LIST)
+            if inline is not None:
+                parts, end = inline
+                return (w.group(), ""), end, (kind == Kind.COMPUTATION_LIST, parts)
         if kind == Kind.SHAPE or kind == Kind.LITERAL:
             end = self._shaped_end(v, kind == Kind.LITERAL)
         else:
             end = self.value_end(v, json_from)
         if end == v:
             raise self.error(HloParseError, f"expected a value for attribute '{w.group()}'", v)
-        return (w.group(), _clean(self.text[v:end], json_from)), end
+        return (w.group(), _clean(self.text[v:end], json_from)), end, None
+
+    def _inline_value(self, key: str, opened: int, listed: bool) -> tuple[list[str | Computation], int] | None:
+        """The value at ``opened`` of callee attribute ``key`` when it holds computations written
+        inline: ``to_apply={ ... }``, or in a list (``listed``) such as
+        ``branch_computations={{ ... }, %b}``; each element in order (a name as written, or the
+        computation read) and the offset past the value. None for a list of names alone."""
+        text = self.text
+        if not listed:
+            comp, end = self._inline_computation(key, opened)
+            return [comp], end
+        pos = self.skip(opened + 1)
+        items: list[str | Computation] = []
+        if text.startswith("}", pos):
+            return None
+        while True:
+            if text.startswith("{", pos):
+                comp, end = self._inline_computation(key, pos)
+                items.append(comp)
+            else:
+                w = self.word(pos + text.startswith("%", pos))
+                if w is None:
+                    raise self.error(HloParseError, f"expected a computation name or a computation in braces in "
+                                     f"{key}=, found {self._found(pos)}", pos)
+                items.append(text[pos : w.end()])
+                end = w.end()
+            pos = self.skip(end)
+            if text.startswith("}", pos):
+                break
+            if not text.startswith(",", pos):
+                raise self.error(HloParseError, f"expected ',' or '}}' in {key}=, found {self._found(pos)}", pos)
+            pos = self.skip(pos + 1)
+        if all(isinstance(item, str) for item in items):
+            return None
+        return items, pos + 1
+
+    def _inline_computation(self, key: str, opened: int) -> tuple[Computation, int]:
+        """A computation written inline in the value of ``key``, its ``{`` at ``opened``: XLA's
+        parser reads its instructions as a computation's, in a scope of their own, and adds it to
+        the module once they are read, named ``_`` (``_.1``, ... when taken); so does this reader
+        (the names are given once the module is read, :meth:`_name_inline`)."""
+        comp = Computation("_", line=self.line_of(opened))
+        comp.module = self.module  # (its instructions' places are the module's)
+        outer = self.reading
+        self.reading = comp
+        try:
+            end = self._body(comp, opened + 1, f"the computation written inline as the value of {key}=", opened)
+        finally:
+            self.reading = outer
+        comp.source_span = (opened, end)
+        self.module.add_inline_computation(comp, self.outermost)
+        return comp, end
+
+    def _name_inline(self) -> None:
+        """Name the computations written inline as XLA's parser does, in the order it makes them:
+        ``_``, else ``_.1``, ``_.2``, ... (the module's other computations keep their names), and
+        write the names into their holders' attribute values."""
+        if not self.holders:
+            return
+        inline = [c for c in self.module.computations if c.inline_in is not None]
+        made = sorted(inline, key=lambda c: c.source_span[1] if c.source_span else 0)
+        taken = {c.name for c in self.module.computations if c.inline_in is None}
+        for comp in made:
+            name, k = "_", 0
+            while name in taken:
+                k += 1
+                name = f"_.{k}"
+            taken.add(name)
+            comp.name = name
+        for holder, values, pct in self.holders:
+            attrs = holder.attrs
+            for index, (listed, items) in values:
+                names = [item if isinstance(item, str) else pct + item.name for item in items]
+                attrs[index] = (attrs[index][0], "{" + ", ".join(names) + "}" if listed else names[0])
 
     # ------------------------------------------------------------- computation
     def _computation(self, pos: int, start: int, comp_names: set[str]) -> Computation:
@@ -514,17 +601,27 @@ class TokenReader:
         head_end = self._item_end(pos + 1)
         comp = Computation(name, is_entry=is_entry, head=text[start:head_end], line=self.line_of(name_at))
         self.module.add_computation(comp)
+        self.reading = self.outermost = comp
+        end = self._body(comp, head_end, f"computation '{name}'", None)
+        comp.source_span = (start, end)
+        return comp
+
+    def _body(self, comp: Computation, prev_end: int, label: str, opened: int | None) -> int:
+        """Read the instructions of ``comp`` from ``prev_end`` through its closing ``}`` (and
+        what stands after it on its line), fill it, and return where it ends. ``label`` names it
+        in messages; ``opened``: the ``{`` of a computation written inline, whose ``}`` ends it
+        (no execution thread may follow)."""
+        text = self.text
         instructions: list[Instruction] = []
         by_name: dict[str, Instruction] = {}
         root: Instruction | None = None
-        prev_end = head_end
         while True:
             pos = self.skip(prev_end)
             if pos >= self.n:
-                raise self.error(HloParseError, f"computation '{name}' is not closed: expected '}}' before the end "
-                                 "of the input", self.starts[comp.line - 1])
+                raise self.error(HloParseError, f"{label} is not closed: expected '}}' before the end of the input",
+                                 self.starts[comp.line - 1] if opened is None else opened)
             if text.startswith("}", pos):
-                end = self._item_end(self._execution_thread(pos + 1))
+                end = pos + 1 if opened is not None else self._item_end(self._execution_thread(pos + 1))
                 comp.tail = text[prev_end:end]
                 break
             fields, last, nested = self._instruction(pos)
@@ -534,11 +631,10 @@ class TokenReader:
             if item_start > prev_end:
                 instr.prefix = text[prev_end:item_start]
             if instr.name in by_name:
-                raise self.error(HloVerifyError, f"instruction '{instr.name}' is defined twice in computation "
-                                 f"'{name}'", pos)
+                raise self.error(HloVerifyError, f"instruction '{instr.name}' is defined twice in {label}", pos)
             if instr.is_root:
                 if root is not None:
-                    raise self.error(HloVerifyError, f"a second ROOT in computation '{name}' (the first is "
+                    raise self.error(HloVerifyError, f"a second ROOT in {label} (the first is "
                                      f"'{root.name}' on line {root.line})", pos)
                 root = instr
             instructions.append(instr)
@@ -547,11 +643,11 @@ class TokenReader:
                 self.callers.append((comp, instr))
             prev_end = end
         if not instructions:
-            raise self.error(HloVerifyError, f"computation '{name}' has no instructions", self.starts[comp.line - 1])
-        self._check_operands(comp, instructions, by_name)
+            raise self.error(HloVerifyError, f"{label} has no instructions",
+                             self.starts[comp.line - 1] if opened is None else opened)
+        self._check_operands(comp, instructions, by_name, label)
         comp.fill(instructions, by_name)
-        comp.source_span = (start, end)
-        return comp
+        return end
 
     def _built(self, fields: dict, nested: list[dict], pos: int, span: tuple[int, int], comp: Computation,
                by_name: dict[str, Instruction], instructions: list[Instruction]) -> Instruction:
@@ -560,10 +656,18 @@ class TokenReader:
         operands make in a text that is one instruction. Only it is added to the lists."""
         made = [self._written_inside(f, span[0], comp, by_name, instructions) for f in nested]
         inline = fields.pop("inline", None)
+        callees = fields.pop("callees", None)
         instr = Instruction.from_text_span(
             **fields, nlines=self.line_of(max(span[1] - 1, pos)) - self.line_of(span[0]) + 1,
             span=span, computation=comp,
         )
+        if callees:
+            written = tuple(c for _, (_, items) in callees for c in items if isinstance(c, Computation))
+            for c in written:
+                c.inline_in = instr
+            instr.inline_callees = written
+            name_at = self.starts[instr.line - 1] + instr.column - 1
+            self.holders.append((instr, callees, "%" if self.text.startswith("%", name_at) else ""))
         members = [m for m in made if not m.implied]
         if inline:
             instr.inline_operands = inline
@@ -706,13 +810,16 @@ class TokenReader:
         last = close
         attrs: list[tuple[str, str]] = []
         attrs_start = -1
+        callees: list[tuple[int, tuple[bool, list]]] = []
         while allow_attributes:
             p = self.skip(last)
             if not text.startswith(",", p):
                 break
             if attrs_start < 0:
                 attrs_start = p
-            attr, last = self._attribute(p)
+            attr, last, written = self._attribute(p)
+            if written is not None:
+                callees.append((len(attrs), written))
             attrs.append(attr)
         fields: dict[str, object] = {
             "opcode": OPCODE_SPELLINGS.get(opcode, opcode), "shape": shape, "operands": operands, "attrs": attrs,
@@ -720,6 +827,8 @@ class TokenReader:
         }
         if inline:
             fields["inline"] = tuple(inline)
+        if callees:
+            fields["callees"] = callees
         return fields, last
 
     def _operands(self, inner: str, base: int, nested: list[dict], inline: list[tuple[int, int, str]]) -> list[str]:
@@ -826,7 +935,7 @@ class TokenReader:
 
     # ------------------------------------------------------------------ checks
     def _check_operands(self, comp: Computation, instructions: list[Instruction],
-                        by_name: dict[str, Instruction]) -> None:
+                        by_name: dict[str, Instruction], label: str) -> None:
         seen: set[str] = set()
         for instr in instructions:
             for op in instr.operands:
@@ -834,7 +943,7 @@ class TokenReader:
                     at = self._name_offset(instr, op)
                     if op not in by_name:
                         raise self.error(HloVerifyError, f"operand '{op}' of '{instr.name}' is not defined in "
-                                         f"computation '{comp.name}'", at)
+                                         f"{label}", at)
                     raise self.error(HloVerifyError, f"operand '{op}' of '{instr.name}' is used before its "
                                      f"definition on line {by_name[op].line} (each operand must be defined before "
                                      "its use)", at)
@@ -844,17 +953,20 @@ class TokenReader:
         """Offset of ``name`` in the instruction's text (its name's offset when not found)."""
         span = instr.source_span
         assert span is not None
-        at = self.text.find(name, span[0], span[1])
-        if at < 0:
+        m = re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(name) + r"(?![A-Za-z0-9_.\-])").search(
+            self.text, span[0], span[1])
+        if m is None:
             return self.starts[instr.line - 1] + instr.column - 1
-        return at
+        return m.start()
 
     def _check_callees(self) -> None:
-        known = {c.name for c in self.module.computations}
+        # a computation written inline has no name to be called by but in its holder's value
+        known = {c.name for c in self.module.computations if c.inline_in is None}
         for comp, instr in self.callers:
             if instr.opcode not in NON_CALLER_OPCODES:
+                own = {c.name for c in instr.inline_callees or ()}
                 for callee in attributes.called_computation_names(instr.attrs):
-                    if callee not in known:
+                    if callee not in known and callee not in own:
                         raise self.error(HloVerifyError, f"'{instr.name}' calls computation '{callee}', which is not "
                                          "defined", self._name_offset(instr, callee))
             for key, value in instr.attrs:

@@ -33,7 +33,7 @@ from .. import attributes
 from ..errors import HloError, HloParseError, HloVerifyError
 from ..ir import Computation, Instruction, Module
 from ..lexicon import STACK_TABLES, instruction_name_problem
-from ..opcodes import split_async_opcode
+from ..opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS, split_async_opcode
 from ..printer import detect_style
 from ..shapes import ELEMENT_TYPES
 from .block import OPCODE_SETS, BodyChecker, build_block, callees_plainly_known, top_level
@@ -81,8 +81,27 @@ def _grammar_reads(text: str, filename: str | None, line: int) -> InstructionSyn
     try:
         return syntax.parse_instruction(text, filename=filename, line=line)
     except HloParseError as exc:
+        if _at_inline_computation(text, (exc.line or line) - line, exc.column or 1):
+            raise NotPlain from None  # the grammar reads a callee's name only: the token reader reads it
         raise GrammarError(exc.message, filename=exc.filename, line=exc.line, column=exc.column,
                            source_line=exc.source_line) from None
+
+
+#: a callee attribute's '=' then '{' (a computation written inline, or a list of callees)
+_INLINE_CALLEE = re.compile(r"\b(?:" + "|".join(sorted(CALLEE_ATTRS | CALLEE_LIST_ATTRS)) + r")=\s*\Z")
+
+
+def _at_inline_computation(text: str, line: int, column: int) -> bool:
+    """Whether the place (``line`` lines into ``text``, ``column``) is the ``{`` of a callee
+    attribute's value where the grammar reads none (it reads names, and lists of names, only):
+    XLA reads a computation written there."""
+    at = 0
+    for _ in range(line):
+        at = text.find("\n", at) + 1
+        if at == 0:
+            return False
+    at += column - 1
+    return text.startswith("{", at) and _INLINE_CALLEE.search(text, 0, at) is not None
 
 
 class NotPlain(Exception):
@@ -849,6 +868,8 @@ class Scanner:
             if attrs is None:
                 attrs = attributes.split_attributes(instr.attrs_text or "", instr)
             for callee in attributes.called_computation_names(attrs):
+                if callee.startswith("{"):
+                    raise NotPlain  # a computation written inline: the token reader reads it
                 if callee not in known:
                     src = (instr.text or "").split("\n")[0]
                     col = src.find(callee) + 1 if callee in src else instr.column
