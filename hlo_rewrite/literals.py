@@ -18,6 +18,8 @@ for XLA); a complex element is
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -301,6 +303,9 @@ def _check_array(shape: Shape, text: str, base: int) -> None:
         return
     start = lexicon.skip_trivia(text, 0)
     if not text.startswith("{", start):
+        if math.prod(dims) == 1 and "}" not in text and _row(et, cat, text, base) == 1:
+            return  # a bare value for an array of one element: XLA sets that element, exactly
+        # (of more elements, XLA sets the first one only: refused, docs/decisions.md)
         raise ValueReadError(f"expects a nested array of rank {rank} in braces", base + start)
     level = 0
     seen = [0] * rank

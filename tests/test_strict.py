@@ -710,6 +710,9 @@ def test_an_unknown_computation_after_a_blank_is_refused_in_both_modes(strict):
 
 #: what XLA accepts, in several styles: strict mode accepts it too
 ACCEPTED: list[tuple[str, str]] = [
+    # a bare value for an array of one element (XLA's own tests write them): that element
+    ("bare values for arrays of one element", module(
+        "  a = s8[1,1,1,1] constant(0)\n  b = bf16[1,1,1] constant(1.0)\n  ROOT c = pred[1]{0} constant(true)\n")),
     ("async chain on the start's thread", module(
         "  p = f32[10] parameter(0)\n"
         '  s = ((f32[10]), f32[20], s32[]) custom-call-start(p), async_execution_thread="t1", '
