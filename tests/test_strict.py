@@ -428,6 +428,13 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
     ("string with an escape XLA does not know", module(
         r'  ROOT p = f32[] parameter(0), metadata={op_name="a\qb"}' + "\n"), 10, 52,
      r"Failed unescaping string: unknown escape sequence \q"),
+    ("string with an escape XLA does not know in a frontend attribute", module(
+        r'  ROOT p = f32[] parameter(0), frontend_attributes={x="\q"}' + "\n"), 10, 56,
+     r"Failed unescaping string: unknown escape sequence \q"),
+    ("a precision XLA knows no more", module(
+        "  a = s8[2,3] parameter(0)\n  b = s8[3,2] parameter(1)\n  ROOT d = s32[2,2] dot(a, b), "
+        "lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={PACKED_NIBBLE, DEFAULT}\n"),
+     12, 103, "'PACKED_NIBBLE' is not a precision"),
     ("header string with a short unicode escape", module(ONE_PARAMETER, head=(
         r'HloModule m, frontend_attributes={a="\ue9"}' + "\n\n")), 1, 38, r"\u must be followed by 4 hex digits"),
     # the stack frame tables
@@ -710,6 +717,9 @@ def test_an_unknown_computation_after_a_blank_is_refused_in_both_modes(strict):
 
 #: what XLA accepts, in several styles: strict mode accepts it too
 ACCEPTED: list[tuple[str, str]] = [
+    # JSON text to XLA's lexer is taken whole: its strings are not unescaped
+    ("escapes XLA does not know in JSON text", module(
+        r'  ROOT p = f32[] parameter(0), backend_config={"a":"\q\A4"}, frontend_attributes={x={"\q"}}' + "\n")),
     # a bare value for an array of one element (XLA's own tests write them): that element
     ("bare values for arrays of one element", module(
         "  a = s8[1,1,1,1] constant(0)\n  b = bf16[1,1,1] constant(1.0)\n  ROOT c = pred[1]{0} constant(true)\n")),
