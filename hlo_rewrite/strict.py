@@ -602,14 +602,14 @@ class _Checker:
                           anonymous: bool = False) -> None:
         if instr.name in RESERVED and not anonymous:
             self._check_bare_name(instr, text)
-        if "\\" in text:
-            for offset, message in _escape_problems(text):
-                raise self.error(instr, text, offset, message)
         try:
             r = self.read(instr, text, inline, anonymous)
         except ValueError as exc:  # the walker's own words (an unterminated string or comment)
             raise self.error(instr, text, len(text) - len(text.lstrip(" \t")), str(exc)) from None
         text = r.text
+        if "\\" in text:
+            for offset, message in _escape_problems(text, _json_text_spans(r)):
+                raise self.error(instr, text, offset, message)
         opcode = instr.opcode
         spec = spec_of(opcode)
         if spec is None:
@@ -1224,13 +1224,39 @@ def _find_word(text: str, word: str, at: int) -> int:
     return i if i >= 0 else at
 
 
-def _escape_problems(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, why) of each escape in ``text``'s strings that XLA's lexer cannot unescape."""
+def _escape_problems(text: str, text_spans: list[tuple[int, int]] = []) -> Iterator[tuple[int, str]]:  # noqa: B006
+    """(offset, why) of each escape in ``text``'s strings that XLA's lexer cannot unescape, but
+    in ``text_spans`` (JSON text to the lexer, :func:`_json_text_spans`: not unescaped)."""
     for m in _STRING_OR_COMMENT.finditer(text):
-        if m.group().startswith('"'):
+        if m.group().startswith('"') and not any(s <= m.start() < e for s, e in text_spans):
             problem = escapes.c_escape_problem(m.group()[1:-1])
             if problem is not None:
                 yield m.start() + 1 + problem[0], f"Failed unescaping string: {problem[1]}"
+
+
+def _json_text_spans(r: _Instr) -> list[tuple[int, int]]:
+    """Where the instruction's text is JSON text to XLA's lexer, which takes it whole (strings
+    and all, never unescaped): a braced ``backend_config``, and each braced value of
+    ``frontend_attributes`` (``lexicon.JSON_TEXT_FROM``)."""
+    spans = []
+    for name, _at, value, vat in r.attrs:
+        depth = lexicon.json_text_from(name)
+        if not depth or not value.startswith("{"):
+            continue
+        if depth == 1:
+            spans.append((vat, vat + len(value)))
+            continue
+        pos, n = 1, len(value) - 1
+        while (pos := lexicon.skip_trivia(value, pos, n)) < n:
+            if value[pos] == '"':
+                pos = lexicon.skip_string(value, pos)
+            elif value[pos] == "{":
+                end = lexicon.brace_group_end(value, pos, 1)
+                spans.append((vat + pos, vat + end))
+                pos = end
+            else:
+                pos += 1
+    return spans
 
 
 def _no_comments(text: str) -> str:
