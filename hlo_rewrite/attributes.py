@@ -117,7 +117,7 @@ def called_computation_names(attrs: list[tuple[str, str]]) -> list[str]:
 
 _CALLEE_WORDS = "|".join(sorted(CALLEE_ATTRS | CALLEE_LIST_ATTRS))
 _QUICK_CALLEE = lazy_pattern(
-    r",[ \t]*(" + _CALLEE_WORDS + r")=(?:%?(" + IDENTIFIER + r")(?=[ \t]*(?:,[ \t]*" + IDENTIFIER
+    r",[ \t]*(?:/\*index=[0-9]+\*/)?(" + _CALLEE_WORDS + r")=(?:%?(" + IDENTIFIER + r")(?=[ \t]*(?:,[ \t]*" + IDENTIFIER
     + r"=|$))|\{([^{}\"]*)\})"
 )
 

@@ -1037,7 +1037,9 @@ class Module:
                 instr.mark_changed()
         comp._invalidate()
         at = next((k for k, p in enumerate(self.pieces) if p is outer), len(self.pieces))
-        self.pieces[at:at] = [comp, style.newline]
+        before = self.pieces[at - 1] if at else "\n"
+        ended = (before if isinstance(before, str) else before.tail).endswith(("\n", "\r"))
+        self.pieces[at:at] = [comp, style.newline] if ended else [style.newline, comp, style.newline]
 
     def computation(self, name: str) -> Computation | None:
         for comp in self.computations:

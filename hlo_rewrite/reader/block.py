@@ -18,7 +18,7 @@ from operator import add, ge, methodcaller
 from sys import intern
 
 from ..lexicon import ELEMENT_TYPES
-from ..opcodes import OPCODE_NAMES
+from ..opcodes import CALLEE_ATTRS, OPCODE_NAMES
 from ..regex import lazy_pattern
 from .lazy import NOTED_OPCODES
 from .patterns import (
@@ -235,8 +235,10 @@ def plain_callees(text: str) -> tuple[str, ...] | None:
     names: list[str] = []
     for m in CALLEE_VALUES.finditer(text):
         key, single, many, other = m.groups()
-        if other is not None or (many is not None and not many.strip()):
-            return None  # a value in another form (a computation written inline), or an empty list
+        if other is not None or many is not None and (not many.strip() or key in CALLEE_ATTRS):
+            # a value in another form (a computation written inline, braced where one callee is
+            # named), or an empty list
+            return None
         if key == "calls" and NEXT_IS_NAME.match(text, m.end()):
             return None  # `calls=%a, %b`: let the splitter read it
         if single:

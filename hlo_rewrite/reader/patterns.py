@@ -67,8 +67,10 @@ NEW_INSTRUCTION = lazy_pattern(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 # `, key=%name` or `, key={%a, %b}` for the attributes that name computations
-# (the last group, empty, matches a value of any other form: a computation written inline, ...)
-CALLEE_VALUES = re.compile(r",[ \t]*(" + _CALLEES + r")=[ \t]*(?:%?(" + IDENT + r")|\{([^{}]*)\}|())")
+# (after ', ' XLA's printer may write '/*index=N*/'; the last group, empty, matches a value of any
+# other form: a computation written inline, ...)
+CALLEE_VALUES = re.compile(r",[ \t]*(?:/\*index=[0-9]+\*/)?(" + _CALLEES + r")=[ \t]*(?:%?(" + IDENT
+                           + r")|\{([^{}]*)\}|())")
 NEXT_IS_NAME = lazy_pattern(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
 #: opcodes that never call a computation in XLA: their attributes are not read
 #: for callees while scanning (any other opcode, known or not, is); an attribute
