@@ -152,3 +152,19 @@ def test_strict_mode_checks_it_as_any_computation():
     with pytest.raises(HloError) as info:
         parse_module(later, "t.hlo", strict=True)
     assert "computation 'later' is defined after its use" in info.value.message
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_after_an_index_comment_or_braced_where_one_callee_is_named(strict):
+    text = INLINE_REDUCER.replace("replica_groups={{0,1}}, to_apply=", "replica_groups={{0,1}}, /*index=1*/to_apply=")
+    module = parse_module(text, "t.hlo", strict=strict)
+    assert [c.name for c in module.computations] == ["_", "main"]
+    with pytest.raises(HloError) as info:  # a body, not a name in braces
+        parse_module(INLINE_REDUCER.replace("to_apply={", "to_apply={add}, x={"), "t.hlo", strict=strict)
+    assert (info.value.line, info.value.column) == (5, 72)
+
+
+def test_settled_after_a_header_whose_line_goes_on_it_starts_a_line():
+    text = INLINE_REDUCER.replace("HloModule a\n\nENTRY", "HloModule a\tENTRY")
+    out = _run(text, ["convert-collectives-to-custom-call"])
+    assert out.startswith("HloModule a\n_ {\n")
