@@ -646,12 +646,19 @@ def _compare_skeletons(ours: dict, xla: dict) -> tuple[str, str]:
     # suffix another name's number takes (``p.0`` after ``p``, which holds number 0, is ``p.1``),
     # computations' names too (``f`` after ``f.0`` is ``f.2``): the same computations in order
     ours, xla = _unnamed(ours), _unnamed(xla)
-    if ours == xla or [v for k, v in ours.items() if k != ENTRY_KEY] == [v for k, v in xla.items() if k != ENTRY_KEY]:
+    if ours == xla or _in_order(ours) == _in_order(xla):
         return "renamed", ""
     diff = [c for c in sorted(set(ours) | set(xla)) if ours.get(c) != xla.get(c)]
     if diff == [ENTRY_KEY]:
         return "misread", f"ENTRY is {ours[ENTRY_KEY][1]!r} to us, {xla[ENTRY_KEY][1]!r} to XLA"
     return "misread", f"computations read differently: {diff[:3]}; ours {ours.get(diff[0])!r:.300} xla {xla.get(diff[0])!r:.300}"
+
+
+def _in_order(skeleton: dict) -> tuple[list, int]:
+    """The computations of a skeleton in order, without their names, and which one is ENTRY."""
+    names = [k for k in skeleton if k != ENTRY_KEY]
+    entry = skeleton.get(ENTRY_KEY, ([], ""))[1]
+    return [skeleton[k] for k in names], names.index(entry) if entry in names else -1
 
 
 def _unnamed(skeleton: dict) -> dict:
