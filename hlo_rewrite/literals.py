@@ -19,7 +19,6 @@ for XLA); a complex element is
 from __future__ import annotations
 
 import math
-
 import re
 from collections.abc import Iterator
 from typing import Final
