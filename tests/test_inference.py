@@ -87,6 +87,25 @@ ACCEPTED = [
     ("dot without contracting dimensions", "f32[2,3]; f32[3,4]", "dot(p0, p1)", "", "f32[2,3,3,4]"),
     ("dot of integers", "s8[2,3]; s8[3,4]", "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
      "", "s8[2,4]"),
+    # scaled-dot(lhs, lhs_scale, rhs, rhs_scale): the dot of lhs and rhs, the scales not looked at
+    ("scaled-dot", "f8e4m3fn[16,128]; f8e8m0fnu[16,3]; f8e4m3fn[32,128]; f8e8m0fnu[]",
+     "scaled-dot(p0, p1, p2, p3), lhs_contracting_dims={1}, rhs_contracting_dims={1}", "", "f8e4m3fn[16,32]"),
+    ("batched scaled-dot", "bf16[2,16,128]; bf16[2,16,4]; bf16[2,32,128]; bf16[2,32,4]",
+     "scaled-dot(p0, p1, p2, p3), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+     "rhs_contracting_dims={2}", "", "bf16[2,16,32]"),
+    # ragged-dot(lhs, rhs, group_sizes): a ragged dimension of each kind
+    ("ragged-dot, ragged in a free dimension", "f32[11,5]; f32[3,5,7]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+     "rhs_group_dims={0}", "", "f32[11,7]"),
+    ("ragged-dot, the group dimension among the rhs's free ones", "f32[11,5]; f32[7,5,3,2]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+     "rhs_group_dims={2}", "", "f32[11,7,2]"),
+    ("ragged-dot, ragged in a contracting dimension", "f32[11,5]; f32[5,7]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}", "",
+     "f32[3,11,7]"),
+    ("ragged-dot, ragged in a batch dimension", "f32[2,11,5]; f32[2,5,7]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+     "rhs_contracting_dims={1}, lhs_ragged_dims={0}", "", "f32[2,11,7]"),
     ("get-dimension-size", "f32[3]", "get-dimension-size(p0), dimensions={0}", "", "s32[]"),
     ("set-dimension-size makes the dimension dynamic", "f32[3]; s32[]",
      "set-dimension-size(p0, p1), dimensions={0}", "", "f32[<=3]"),
@@ -257,6 +276,18 @@ REJECTED = [
     ("dot of contracting dimensions of other sizes", "f32[5,2,3]; f32[5,3,4]",
      "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}",
      "", "Contracting dimension sizes"),
+    ("scaled-dot with its operands in another order", "f8e4m3fn[16,128]; f8e4m3fn[32,128]; f8e8m0fnu[16,4]; "
+     "f8e8m0fnu[32,4]", "scaled-dot(p0, p1, p2, p3), lhs_contracting_dims={1}, rhs_contracting_dims={1}", "",
+     "Contracting dimension sizes"),
+    ("ragged-dot with two ragged dimensions", "f32[11,5]; f32[3,5,7]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0,1}, "
+     "rhs_group_dims={0}", "", "exactly one ragged dimension"),
+    ("ragged-dot without a group dimension", "f32[11,5]; f32[3,5,7]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}", "",
+     "exactly one group dimension"),
+    ("ragged-dot of more groups than the rhs has", "f32[11,5]; f32[3,5,7]; s32[4]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+     "rhs_group_dims={0}", "", "expected to have size=4, got 3"),
     ("dot with a dimension out of range", "f32[5,2,3]; f32[5,3,4]",
      "dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_contracting_dims={1}",
      "", "out of range"),

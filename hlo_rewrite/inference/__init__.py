@@ -13,7 +13,7 @@ silent: a rule raises only where XLA's inference refuses, which the tests check 
 itself, and gives None where it cannot tell, so that strict mode then checks less, never more:
 an operand whose shape is not known, dimensions of dynamic size, operands of different
 floating-point types (the result takes the more precise one, which is not worked out here), and
-the opcodes without a rule here (``ragged-dot``, ``scaled-dot``, ``atan``).
+the opcodes without a rule here (``atan``), and the forms of ``ragged-dot`` its rule leaves out.
 
 The rules are grouped by kind, each module with the ``RULES`` of its opcodes: ``elementwise``,
 ``structure`` (tuples, broadcasts, transposes, pads, ...), ``numeric`` (dots, reductions, the

@@ -1,4 +1,4 @@
-"""The rules of the operations that compute over dimensions: ``dot``, ``reduce``, ``topk``,
+"""The rules of the operations that compute over dimensions: the dots, ``reduce``, ``topk``,
 ``cholesky``, the batch norms, ``fft`` and ``triangular-solve``."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..lexicon import COMPLEX_TYPES
-from ..shapes import Shape
+from ..shapes import Shape, is_array
 from .common import (
     COMPLEX,
     COMPLEX_OF,
@@ -62,6 +62,58 @@ def _dot(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], _p: Progra
     dims += [n for k, n in enumerate(lhs.dims) if k not in lc and k not in lb]
     dims += [n for k, n in enumerate(rhs.dims) if k not in rc and k not in rb]
     return array(joint_type(lhs.element_type, rhs.element_type), dims)
+
+
+def _scaled_dot(opcode: str, ops: list[Shape], attrs: Mapping[str, object], p: Programs) -> Shape | None:
+    """``scaled-dot(lhs, lhs_scale, rhs, rhs_scale)``: XLA's parser works out the dot of ``lhs``
+    and ``rhs``, and does not look at the scales."""
+    if len(ops) != 4:
+        return None
+    return _dot(opcode, [ops[0], ops[2]], attrs, p)
+
+
+def _ragged_dot(opcode: str, ops: list[Shape], attrs: Mapping[str, object], p: Programs) -> Shape | None:
+    """``ragged-dot(lhs, rhs, group_sizes)``, one ragged dimension of the lhs: the dot of lhs and
+    rhs (its dimension numbers those of the rhs as written), less the rhs's group dimension when
+    the ragged one is not contracting; one dimension of the groups first when it is. Only the
+    forms XLA's own results were seen for are worked out (a rank-1 ``group_sizes``; a
+    contracting ragged dimension without batch dimensions); any other gives no shape."""
+    if len(ops) != 3:
+        return None
+    lhs, rhs, groups = ops
+    ragged, group_dims = ints(attrs.get("lhs_ragged_dims", [])), ints(attrs.get("rhs_group_dims", []))
+    if ragged is None or group_dims is None or not (is_array(lhs) and is_array(rhs)):
+        return None
+    fail = f"Cannot infer shape for ragged dot operation: {lhs.text()} <ragged_dot> {rhs.text()}. "
+    if len(ragged) != 1:
+        raise NoShape(fail + "There must be exactly one ragged dimension in the lhs.")
+    contracting = ints(attrs.get("lhs_contracting_dims", [])) or []
+    batch = ints(attrs.get("lhs_batch_dims", [])) or []
+    if not (is_array(groups) and groups.rank == 1 and static(lhs, rhs, groups)):
+        return None
+    if ragged[0] in contracting:
+        if group_dims or batch:
+            return None
+        dot = _dot(opcode, [lhs, rhs], attrs, p)
+        return None if dot is None else array(dot.element_type, (groups.dims[0], *dot.dims))
+    if ragged[0] in batch:
+        return None if group_dims else _dot(opcode, [lhs, rhs], attrs, p)
+    if len(group_dims) != 1:
+        raise NoShape(fail + "There must be exactly one group dimension in the rhs when the lhs ragged dimension "
+                      "is non-contracting.")
+    group = group_dims[0]
+    dot = _dot(opcode, [lhs, rhs], attrs, p)
+    if dot is None or not 0 <= group < rhs.rank:
+        return None
+    if rhs.dims[group] != groups.dims[0]:
+        raise NoShape(fail + f"rhs group dimension is expected to have size={groups.dims[0]}, got {rhs.dims[group]}")
+    # the rhs's free dimensions stand last, in order: the group dimension's place among them
+    rhs_free = [k for k in range(rhs.rank) if k not in (ints(attrs.get("rhs_contracting_dims", [])) or [])
+                and k not in (ints(attrs.get("rhs_batch_dims", [])) or [])]
+    if group not in rhs_free:
+        return None
+    at = dot.rank - len(rhs_free) + rhs_free.index(group)
+    return array(dot.element_type, dot.dims[:at] + dot.dims[at + 1:])
 
 
 def _reduce(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], programs: Programs) -> Shape | None:
@@ -229,6 +281,8 @@ def _triangular_solve(_opcode: str, ops: list[Shape], attrs: Mapping[str, object
 #: the rules of this module's opcodes
 RULES: Final[dict[str, Rule]] = {
     "dot": _dot,
+    "scaled-dot": _scaled_dot,
+    "ragged-dot": _ragged_dot,
     "cholesky": _cholesky,
     **dict.fromkeys(("batch-norm-training", "batch-norm-inference", "batch-norm-grad"), _batch_norm),
     "fft": _fft,
