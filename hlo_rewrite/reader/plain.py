@@ -35,6 +35,7 @@ from ..ir import Computation, Instruction, Module
 from ..lexicon import STACK_TABLES, instruction_name_problem
 from ..opcodes import CALLEE_ATTRS, CALLEE_LIST_ATTRS, split_async_opcode
 from ..printer import detect_style
+from ..regex import lazy_pattern
 from ..shapes import ELEMENT_TYPES
 from .block import OPCODE_SETS, BodyChecker, build_block, callees_plainly_known, top_level
 from .checks import header_problem, unknown_opcode_message
@@ -88,7 +89,7 @@ def _grammar_reads(text: str, filename: str | None, line: int) -> InstructionSyn
 
 
 #: a callee attribute's '=' then '{' (a computation written inline, or a list of callees)
-_INLINE_CALLEE = re.compile(r"\b(?:" + "|".join(sorted(CALLEE_ATTRS | CALLEE_LIST_ATTRS)) + r")=\s*\Z")
+_INLINE_CALLEE = lazy_pattern(r"\b(?:" + "|".join(sorted(CALLEE_ATTRS | CALLEE_LIST_ATTRS)) + r")=\s*\Z")
 
 
 def _at_inline_computation(text: str, line: int, column: int) -> bool:
