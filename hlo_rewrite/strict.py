@@ -42,7 +42,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from . import escapes, lexicon
@@ -1224,7 +1224,7 @@ def _find_word(text: str, word: str, at: int) -> int:
     return i if i >= 0 else at
 
 
-def _escape_problems(text: str, text_spans: list[tuple[int, int]] = []) -> Iterator[tuple[int, str]]:  # noqa: B006
+def _escape_problems(text: str, text_spans: Sequence[tuple[int, int]] = ()) -> Iterator[tuple[int, str]]:
     """(offset, why) of each escape in ``text``'s strings that XLA's lexer cannot unescape, but
     in ``text_spans`` (JSON text to the lexer, :func:`_json_text_spans`: not unescaped)."""
     for m in _STRING_OR_COMMENT.finditer(text):
