@@ -106,6 +106,12 @@ ACCEPTED = [
     ("ragged-dot, ragged in a batch dimension", "f32[2,11,5]; f32[2,5,7]; s32[3]",
      "ragged-dot(p0, p1, p2), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
      "rhs_contracting_dims={1}, lhs_ragged_dims={0}", "", "f32[2,11,7]"),
+    # two floating-point types: the more precise as XLA orders them (range, then significand)
+    ("add of f32 and bf16", "f32[2]; bf16[2]", "add(p0, p1)", "", "f32[2]"),
+    ("maximum of f16 and bf16: bf16 has the range", "f16[2]; bf16[2]", "maximum(p0, p1)", "", "bf16[2]"),
+    ("dot of f32 and bf16", "f32[2,3]; bf16[3,4]", "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+     "", "f32[2,4]"),
+    ("concatenate of bf16 and f64", "bf16[2,3]; f64[2,4]", "concatenate(p0, p1), dimensions={1}", "", "f64[2,7]"),
     ("get-dimension-size", "f32[3]", "get-dimension-size(p0), dimensions={0}", "", "s32[]"),
     ("set-dimension-size makes the dimension dynamic", "f32[3]; s32[]",
      "set-dimension-size(p0, p1), dimensions={0}", "", "f32[<=3]"),
@@ -285,6 +291,9 @@ REJECTED = [
     ("ragged-dot without a group dimension", "f32[11,5]; f32[3,5,7]; s32[3]",
      "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}", "",
      "exactly one group dimension"),
+    ("ragged-dot with its group dimension out of range", "f32[11,5]; f32[3,5,7]; s32[3]",
+     "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
+     "rhs_group_dims={3}", "", "out of range"),
     ("ragged-dot of more groups than the rhs has", "f32[11,5]; f32[3,5,7]; s32[4]",
      "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, "
      "rhs_group_dims={0}", "", "expected to have size=4, got 3"),
@@ -625,9 +634,10 @@ def test_dynamic_dimensions_are_not_guessed_at():
     assert infer("add", [lhs, lhs], {}, lambda _: None) == lhs
 
 
-def test_mixed_floating_point_types_are_read_but_give_no_shape():
-    # XLA gives the more precise type (f32 here); the rules here leave it unknown
-    assert infer("add", [parse_shape("f32[2]"), parse_shape("bf16[2]")], {}, lambda _: None) is None
+def test_mixed_floating_point_types_give_the_more_precise_or_no_shape():
+    # XLA gives the more precise type; of the 8-bit types the rules here leave it unknown
+    assert infer("add", [parse_shape("f32[2]"), parse_shape("bf16[2]")], {}, lambda _: None) == parse_shape("f32[2]")
+    assert infer("add", [parse_shape("f8e5m2[2]"), parse_shape("f8e4m3fn[2]")], {}, lambda _: None) is None
     with pytest.raises(NoShape):
         infer("add", [parse_shape("f32[2]"), parse_shape("bf16[3]")], {}, lambda _: None)
 

@@ -12,8 +12,9 @@ operand's, and the reason when there is none (:class:`NoShape`). The rules here 
 silent: a rule raises only where XLA's inference refuses, which the tests check against XLA
 itself, and gives None where it cannot tell, so that strict mode then checks less, never more:
 an operand whose shape is not known, dimensions of dynamic size, operands of different
-floating-point types (the result takes the more precise one, which is not worked out here), and
-the opcodes without a rule here (``atan``), and the forms of ``ragged-dot`` its rule leaves out.
+floating-point types beyond ``f16``, ``bf16``, ``f32`` and ``f64`` (the result takes the more
+precise one, :func:`.common.joint_type`), the opcodes without a rule here (``atan``), and the
+forms of ``ragged-dot`` its rule leaves out.
 
 The rules are grouped by kind, each module with the ``RULES`` of its opcodes: ``elementwise``,
 ``structure`` (tuples, broadcasts, transposes, pads, ...), ``numeric`` (dots, reductions, the

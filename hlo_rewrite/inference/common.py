@@ -71,10 +71,21 @@ def array(element_type: str | None, dims: Sequence[int], dynamic: Sequence[bool]
     return Shape(element_type, dims, tuple(dynamic) if any(dynamic) else (False,) * len(dims))
 
 
+#: XLA's order of precision (``primitive_util::HigherPrecisionType``: the range, then the
+#: significand) of the floating-point types whose mixes are worked out here
+_PRECISION: Final = {"f16": (16, 11), "bf16": (128, 8), "f32": (128, 24), "f64": (1024, 53)}
+
+
 def joint_type(*types: str) -> str | None:
     """The element type of a result of operands of ``types`` (of one kind): theirs when they
-    are one, else not known here (XLA takes the more precise floating-point type)."""
-    return types[0] if len(set(types)) == 1 else None
+    are one; of ``f16``, ``bf16``, ``f32`` and ``f64``, the more precise as XLA orders them
+    (``bf16`` over ``f16``: more range); else not known here."""
+    kinds = set(types)
+    if len(kinds) == 1:
+        return types[0]
+    if kinds <= _PRECISION.keys():
+        return max(kinds, key=_PRECISION.__getitem__)
+    return None
 
 
 def ints(value: object) -> list[int] | None:

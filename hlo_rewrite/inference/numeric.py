@@ -89,6 +89,12 @@ def _ragged_dot(opcode: str, ops: list[Shape], attrs: Mapping[str, object], p: P
         raise NoShape(fail + "There must be exactly one ragged dimension in the lhs.")
     contracting = ints(attrs.get("lhs_contracting_dims", [])) or []
     batch = ints(attrs.get("lhs_batch_dims", [])) or []
+    free = ragged[0] not in contracting and ragged[0] not in batch
+    if free and len(group_dims) != 1:
+        raise NoShape(fail + "There must be exactly one group dimension in the rhs when the lhs ragged dimension "
+                      "is non-contracting.")
+    if free and not 0 <= group_dims[0] < rhs.rank:
+        raise NoShape(fail + f"rhs group dimension {group_dims[0]} is out of range [0, {rhs.rank})")
     if not (is_array(groups) and groups.rank == 1 and static(lhs, rhs, groups)):
         return None
     if ragged[0] in contracting:
@@ -98,12 +104,9 @@ def _ragged_dot(opcode: str, ops: list[Shape], attrs: Mapping[str, object], p: P
         return None if dot is None else array(dot.element_type, (groups.dims[0], *dot.dims))
     if ragged[0] in batch:
         return None if group_dims else _dot(opcode, [lhs, rhs], attrs, p)
-    if len(group_dims) != 1:
-        raise NoShape(fail + "There must be exactly one group dimension in the rhs when the lhs ragged dimension "
-                      "is non-contracting.")
     group = group_dims[0]
     dot = _dot(opcode, [lhs, rhs], attrs, p)
-    if dot is None or not 0 <= group < rhs.rank:
+    if dot is None:
         return None
     if rhs.dims[group] != groups.dims[0]:
         raise NoShape(fail + f"rhs group dimension is expected to have size={groups.dims[0]}, got {rhs.dims[group]}")
