@@ -1084,11 +1084,12 @@ class _Checker:
                              f"{len(shapes)} given")
         for k, (constraint, operand) in enumerate(zip(shapes, r.names, strict=True)):
             producer = local.get(operand)
-            if producer is None or producer.shape is None:
+            built = None if producer is None else self.built(producer)  # (as written, or worked out)
+            if built is None:
                 continue
-            if not compatible(constraint, _shape_of(producer.shape)):
+            if not compatible(constraint, _shape_of(built)):
                 raise self.error(instr, r.text, at, f"Operand layout constraint shape {constraint.text()} for operand "
-                                 f"{k} is not compatible with operand shape {producer.shape}")
+                                 f"{k} is not compatible with operand shape {built}")
 
     def _check_async(self, instr: Instruction, r: _Instr, name: str, shape: Shape | None,
                      attrs: dict[str, object], local: dict[str, Instruction],

@@ -420,6 +420,10 @@ REJECTED: list[tuple[str, str, int, int, str]] = [
         "  p = f32[2] parameter(0)\n"
         '  ROOT c = f32[2] custom-call(p), custom_call_target="x", operand_layout_constraints={f32[5]{0}}\n'),
      11, 86, "Operand layout constraint shape f32[5]{0} for operand 0 is not compatible with operand shape f32[2]"),
+    ("operand layout constraint of an operand whose shape is worked out", module(
+        "  p = f32[2] parameter(0)\n  n = negate(p)\n"
+        '  ROOT c = f32[2] custom-call(n), custom_call_target="x", operand_layout_constraints={s32[2]{0}}\n'),
+     12, 86, "Operand layout constraint shape s32[2]{0} for operand 0 is not compatible with operand shape f32[2]"),
     ("one computation called by two async ops", "HloModule m\n\nw {\n  a = f32[] parameter(0)\n"
      "  ROOT r = f32[] negate(a)\n}\n\nENTRY e {\n  p = f32[] parameter(0)\n"
      "  t0 = ((f32[]), f32[], s32[]) async-start(p), calls=w\n  d0 = f32[] async-done(t0)\n"
