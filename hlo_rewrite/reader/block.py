@@ -26,6 +26,7 @@ from .patterns import (
     BLOCK_MAX_LINES,
     BUILT_LINE,
     CALLEE_VALUES,
+    CALLEE_VALUES_AFTER_COMMENTS,
     INDEX_COMMENT,
     INDEXED_OPERAND,
     INDEXED_OPERAND_LIST,
@@ -233,7 +234,7 @@ def plain_callees(text: str) -> tuple[str, ...] | None:
         # rare; split so the attributes are checked as the verifier will read them
         return None
     names: list[str] = []
-    for m in CALLEE_VALUES.finditer(text):
+    for m in (CALLEE_VALUES_AFTER_COMMENTS if "*/" in text else CALLEE_VALUES).finditer(text):
         key, single, many, other = m.groups()
         if other is not None or many is not None and (not many.strip() or key in CALLEE_ATTRS):
             # a value in another form (a computation written inline, braced where one callee is

@@ -67,10 +67,11 @@ NEW_INSTRUCTION = lazy_pattern(
     r"[ \t]*(?:ROOT[ \t]+)?%?" + IDENT + r"[ \t]*=[ \t]*(?:\(|[a-z][a-z0-9]*\[|[a-z][a-z0-9\-]*\()"
 )
 # `, key=%name` or `, key={%a, %b}` for the attributes that name computations
-# (after ', ' XLA's printer may write '/*index=N*/'; the last group, empty, matches a value of any
-# other form: a computation written inline, ...)
-CALLEE_VALUES = re.compile(r",[ \t]*(?:/\*index=[0-9]+\*/)?(" + _CALLEES + r")=[ \t]*(?:%?(" + IDENT
-                           + r")|\{([^{}]*)\}|())")
+# (the last group, empty, matches a value of any other form: a computation written inline, ...)
+_CALLEE_VALUE = r"(" + _CALLEES + r")=(?:%?(" + IDENT + r")|\{([^{}]*)\}|())"
+CALLEE_VALUES = re.compile(r",[ \t]*" + _CALLEE_VALUE)
+# the same where XLA's '/*index=N*/' may stand after the ', ' (a line with a comment)
+CALLEE_VALUES_AFTER_COMMENTS = lazy_pattern(r",[ \t]*(?:/\*index=[0-9]+\*/)?" + _CALLEE_VALUE)
 NEXT_IS_NAME = lazy_pattern(r",[ \t]*%?" + IDENT + r"[ \t]*(?:,|$)")
 #: opcodes that never call a computation in XLA: their attributes are not read
 #: for callees while scanning (any other opcode, known or not, is); an attribute
