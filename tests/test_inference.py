@@ -17,6 +17,7 @@ from hlo_rewrite.inference import NoShape, Program, infer
 from hlo_rewrite.shapes import parse_shape
 
 ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = add(a, b)\n}\n"
+ADD_S32 = "add_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT r = add(a, b)\n}\n"
 LESS = ("less {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n"
         "  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n")
 NEG = "neg {\n  a = f32[] parameter(0)\n  ROOT n = negate(a)\n}\n"
@@ -285,6 +286,8 @@ REJECTED = [
     ("scaled-dot with its operands in another order", "f8e4m3fn[16,128]; f8e4m3fn[32,128]; f8e8m0fnu[16,4]; "
      "f8e8m0fnu[32,4]", "scaled-dot(p0, p1, p2, p3), lhs_contracting_dims={1}, rhs_contracting_dims={1}", "",
      "Contracting dimension sizes"),
+    ("reduce of a dynamic input from an initial value of another type", "s32[<=7]; pred[]",
+     "reduce(p0, p1), dimensions={0}, to_apply=add_s32", ADD_S32, "accumulator shape at index 0 differs"),
     ("ragged-dot with two ragged dimensions", "f32[11,5]; f32[3,5,7]; s32[3]",
      "ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0,1}, "
      "rhs_group_dims={0}", "", "exactly one ragged dimension"),

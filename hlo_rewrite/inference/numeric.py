@@ -128,9 +128,8 @@ def _reduce(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], program
     for s in ops:
         expect_array(s, "an operand of reduce")
     first = inputs[0]
-    if not static(*inputs):
-        return None
-    for s in inputs[1:]:
+    dynamic = not static(*inputs)  # (the dimensions, the reducer and the initial values checked all the same)
+    for s in [] if dynamic else inputs[1:]:
         if s.dims != first.dims:
             raise NoShape(f"All reduced tensors must have compatible dimension. Tensor at index 0 has shape "
                           f"{first.text()}, and tensor at index {inputs.index(s)} has shape {s.text()}.")
@@ -144,6 +143,8 @@ def _reduce(_opcode: str, ops: list[Shape], attrs: Mapping[str, object], program
     if program is None or result is None:
         return None
     parts = check_reducer(program, ops[n:], [s.element_type for s in inputs])
+    if dynamic:
+        return None
     kept = [size for k, size in enumerate(first.dims) if k not in dims]
     shapes = tuple(Shape(p.element_type, tuple(kept), (False,) * len(kept)) for p in parts)
     return shapes[0] if not result.is_tuple else Shape("tuple", tuple_shapes=shapes)
