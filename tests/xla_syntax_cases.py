@@ -408,6 +408,15 @@ READS: dict[str, tuple[str, dict]] = {
         "HloModule m\nENTRY e (p: f32[2]{0}) -> f32[2]{0} {\n  ROOT p = f32[2]{0} parameter(0)\n}\n",
         {"e": ([("p", "parameter", [])], "p")},
     ),
+    # a line of JSON text that starts with '//' (text, no comment) holds a brace, and the line
+    # reader stops at a '}' after the last instruction on its line: the token reader reads it
+    "json_text_line_like_a_comment_after_a_line_reader_stop": (
+        "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\t}\n\n"
+        "ENTRY e {\n  p = f32[] parameter(0)\n"
+        '  ROOT c = f32[] custom-call(p), custom_call_target="x", backend_config={"a":{"n":"10"},\n'
+        '      // "b":{"c":"2"}}\n}\n',
+        {"add": ADD, "e": ([("p", "parameter", []), ("c", "custom-call", ["p"])], "c")},
+    ),
     # a computation written inline as a callee's value: a computation of its own, named '_'
     # (then '_.1', ...) in the order its body ends, its names in a scope of their own
     "inline_reducer_over_lines_with_comments": (

@@ -122,9 +122,22 @@ def _read_plain(text: str, filename: str | None, strict: bool, prechecked: paral
 def _brackets_balance(text: str) -> bool:
     """Whether {} are as many opened as closed outside strings and line comments (the text
     looks plain: no other comments). () and [] are not counted: a braced attribute value is
-    text in which only braces need to pair, as for XLA's lexer."""
+    text in which only braces need to pair, as for XLA's lexer. A line comment that holds a
+    brace may be no comment (inside a braced backend_config, JSON text, it is text): then the
+    count cannot tell, and says they balance."""
     if '"' in text or "//" in text:
-        text = _STRING_OR_COMMENT_LINE.sub("", text)
+        unsure = False
+
+        def dropped(m: re.Match[str]) -> str:
+            nonlocal unsure
+            piece = m.group()
+            if piece.lstrip().startswith("//") and ("{" in piece or "}" in piece):
+                unsure = True
+            return ""
+
+        text = _STRING_OR_COMMENT_LINE.sub(dropped, text)
+        if unsure:
+            return True
     return text.count("{") == text.count("}")
 
 
