@@ -131,8 +131,7 @@ class TokenReader:
         self.names_read: set[str] = set()
         # a text that is one instruction: the parameters its operands have made, so far
         self.implied: list[str] | None = None
-        # the computation whose instructions are being read, and the one whose text holds it
-        self.reading: Computation | None = None
+        # the computation being read whose text holds any written inline (which stand before it)
         self.outermost: Computation | None = None
         # each instruction holding computations written inline: the attributes (by index) whose
         # values hold them, and its '%' (their names are given once the module is read)
@@ -356,7 +355,7 @@ class TokenReader:
         mod.single_instruction = True
         comp = Computation("_", is_entry=True, head="", line=self.line_of(pos))
         mod.add_computation(comp)
-        self.reading = self.outermost = comp
+        self.outermost = comp
         self.implied = []
         nested: list[dict] = []
         w = self.word(pos)
@@ -536,12 +535,7 @@ class TokenReader:
         (the names are given once the module is read, :meth:`_name_inline`)."""
         comp = Computation("_", line=self.line_of(opened))
         comp.module = self.module  # (its instructions' places are the module's)
-        outer = self.reading
-        self.reading = comp
-        try:
-            end = self._body(comp, opened + 1, f"the computation written inline as the value of {key}=", opened)
-        finally:
-            self.reading = outer
+        end = self._body(comp, opened + 1, f"the computation written inline as the value of {key}=", opened)
         comp.source_span = (opened, end)
         self.module.add_inline_computation(comp, self.outermost)
         return comp, end
@@ -601,7 +595,7 @@ class TokenReader:
         head_end = self._item_end(pos + 1)
         comp = Computation(name, is_entry=is_entry, head=text[start:head_end], line=self.line_of(name_at))
         self.module.add_computation(comp)
-        self.reading = self.outermost = comp
+        self.outermost = comp
         end = self._body(comp, head_end, f"computation '{name}'", None)
         comp.source_span = (start, end)
         return comp
