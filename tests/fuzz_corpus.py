@@ -638,7 +638,7 @@ def _compare_skeletons(ours: dict, xla: dict) -> tuple[str, str]:
     """(kind, detail) for two skeletons that differ as they are: the same but for XLA's short
     forms of async ops or its renaming of repeated names, or read differently."""
     ours, xla = _without_async_sugar(ours), _without_async_sugar(xla, ours)
-    if _has_async_start(ours) and _has_async_start(xla) is None:
+    if _made_collective_starts(ours, xla):
         ours, xla = _as_async_ops(ours), _as_async_ops(xla, ours)
     if ours == xla:
         return "same", ""
@@ -702,11 +702,14 @@ _COLLECTIVE_STARTS = {f"{op}-{part}": f"async-{part}" for op in ("all-gather", "
                       for part in ("start", "done")}
 
 
-def _has_async_start(skeleton: dict) -> bool | None:
-    """True when the skeleton has an async-start; None when it has none but a collective's own
-    start (``all-gather-start``); else False."""
-    ops = {i[1] for instrs, _ in skeleton.values() for i in instrs}
-    return True if "async-start" in ops else (None if not ops.isdisjoint(_COLLECTIVE_STARTS) else False)
+def _made_collective_starts(ours: dict, xla: dict) -> bool:
+    """Whether ours has an async-start where XLA's reading has none but a collective's own start
+    (``all-gather-start``)."""
+    def opcodes(skeleton: dict) -> set[str]:
+        return {i[1] for instrs, _ in skeleton.values() for i in instrs}
+
+    theirs = opcodes(xla)
+    return "async-start" in opcodes(ours) and "async-start" not in theirs and not theirs.isdisjoint(_COLLECTIVE_STARTS)
 
 
 def _as_async_ops(skeleton: dict, ours: dict | None = None) -> dict:
